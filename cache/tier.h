@@ -1,0 +1,42 @@
+// The interface every cache tier implements, and the blob type the tiers store.
+//
+// The cache knows keys and byte blobs, nothing of FUSE or LMDB. A key names one file of one
+// dataset; blobs are immutable and shared, so a tier can hand out a blob while evicting it.
+//
+// Thread-safety: implementations must be safe for concurrent calls from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace mmfs::cache {
+
+using CacheKey = uint64_t;
+using Blob = std::shared_ptr<const std::string>;
+
+struct TierCounters {
+  uint64_t lookups = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t inserts = 0;
+  uint64_t rejected = 0;   // inserts not admitted (too large, or the tier is failing)
+  uint64_t evictions = 0;
+  uint64_t bytes_used = 0;
+  uint64_t bytes_budget = 0;
+  uint64_t entries = 0;
+};
+
+class CacheTier {
+ public:
+  virtual ~CacheTier() = default;
+  virtual std::string_view name() const = 0;
+  // The blob stored under `key`, or nullptr.
+  virtual Blob Lookup(CacheKey key) = 0;
+  // Stores `blob` if the tier admits it; may evict others to stay within the byte budget.
+  virtual void Insert(CacheKey key, Blob blob) = 0;
+  virtual TierCounters Counters() const = 0;
+};
+
+}  // namespace mmfs::cache

@@ -1,0 +1,428 @@
+#include "fs/core/filesystem.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fs/base/file_util.h"
+
+namespace mmfs::fs {
+
+namespace {
+constexpr size_t kMaxSnapshots = 64;
+constexpr uint64_t kLargeVerifyChunk = 1 << 20;
+
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+}  // namespace
+
+Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options)
+    : dataset_(std::move(dataset)),
+      options_(options),
+      ram_tier_(options.ram_cache_bytes),
+      cache_({&ram_tier_}) {}
+
+Filesystem::~Filesystem() = default;
+
+Status Filesystem::CountError(const Status& s) {
+  if (s.code() == StatusCode::kCorruption) {
+    metrics_.checksum_failures.fetch_add(1, std::memory_order_relaxed);
+  } else if (s.code() == StatusCode::kIoError) {
+    metrics_.io_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  return s;
+}
+
+Attr Filesystem::EntryAttr(const format::Entry& e) const {
+  Attr a;
+  a.ino = e.index + 1;
+  a.mode = e.record.mode;
+  a.size = e.is_dir() ? 4096 : e.record.size;
+  a.mtime_ns = e.record.mtime_ns;
+  // 1 tells find(1) and fts that the subdirectory count is unknown, as on btrfs.
+  a.nlink = 1;
+  return a;
+}
+
+Attr Filesystem::ControlDirAttr() const {
+  Attr a;
+  a.ino = control_dir_ino();
+  a.mode = S_IFDIR | 0555;
+  a.size = 4096;
+  a.nlink = 2;
+  a.is_volatile = true;
+  return a;
+}
+
+Result<format::Entry> Filesystem::EntryForIno(uint64_t ino) const {
+  if (ino == 0 || ino > dataset_->entry_count()) return Status::NotFound("no such inode");
+  auto e = dataset_->GetEntry(ino - 1);
+  if (!e.ok()) return e.status();
+  return e;
+}
+
+Result<Attr> Filesystem::NewStatsSnapshot() {
+  auto blob = std::make_shared<const std::string>(StatsJson());
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t ino = control_dir_ino() + 1 + next_snapshot_++;
+  snapshots_[ino] = blob;
+  while (snapshots_.size() > kMaxSnapshots) snapshots_.erase(snapshots_.begin());
+  Attr a;
+  a.ino = ino;
+  a.mode = S_IFREG | 0444;
+  a.size = blob->size();
+  a.is_volatile = true;
+  return a;
+}
+
+Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
+  OpTimer timer(metrics_, Op::kLookup);
+  if (parent == kRootIno && name == kControlDirName) return ControlDirAttr();
+  if (parent == control_dir_ino()) {
+    if (name == kStatsFileName) return NewStatsSnapshot();
+    timer.Fail();
+    return Status::NotFound(std::string(name));
+  }
+  auto dir = EntryForIno(parent);
+  if (!dir.ok()) {
+    timer.Fail();
+    return CountError(dir.status());
+  }
+  if (!dir->is_dir()) {
+    timer.Fail();
+    return Status::InvalidArgument("not a directory");
+  }
+  auto child = dataset_->LookupChild(*dir, name);
+  if (!child.ok()) {
+    timer.Fail();
+    if (child.status().code() == StatusCode::kNotFound) return child.status();
+    return CountError(child.status());
+  }
+  return EntryAttr(*child);
+}
+
+Result<Attr> Filesystem::GetAttr(uint64_t ino) {
+  OpTimer timer(metrics_, Op::kGetattr);
+  if (ino == control_dir_ino()) return ControlDirAttr();
+  if (IsSnapshotIno(ino)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = snapshots_.find(ino);
+    if (it == snapshots_.end()) {
+      timer.Fail();
+      return Status::NotFound("stats snapshot expired");
+    }
+    Attr a;
+    a.ino = ino;
+    a.mode = S_IFREG | 0444;
+    a.size = it->second->size();
+    a.is_volatile = true;
+    return a;
+  }
+  auto e = EntryForIno(ino);
+  if (!e.ok()) {
+    timer.Fail();
+    return CountError(e.status());
+  }
+  return EntryAttr(*e);
+}
+
+Status Filesystem::ReadDir(
+    uint64_t ino, uint64_t offset,
+    const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit) {
+  OpTimer timer(metrics_, Op::kReaddir);
+  // Positions: 1 = ".", 2 = "..", 3 + i = child i.
+  Attr self, parent;
+  uint64_t first = 0, count = 0;
+  bool control = ino == control_dir_ino();
+  if (control) {
+    self = ControlDirAttr();
+    parent.ino = kRootIno;
+    parent.mode = S_IFDIR | 0755;
+    count = 1;
+  } else {
+    auto dir = EntryForIno(ino);
+    if (!dir.ok()) {
+      timer.Fail();
+      return CountError(dir.status());
+    }
+    if (!dir->is_dir()) {
+      timer.Fail();
+      return Status::InvalidArgument("not a directory");
+    }
+    self = EntryAttr(*dir);
+    auto p = dataset_->GetEntry(dir->record.parent);
+    parent = p.ok() ? EntryAttr(*p) : self;
+    first = dir->first_child();
+    count = dir->child_count();
+  }
+  uint64_t pos = offset;
+  if (pos < 1) {
+    if (!emit(".", self, 1)) return Status::Ok();
+    pos = 1;
+  }
+  if (pos < 2) {
+    if (!emit("..", parent, 2)) return Status::Ok();
+    pos = 2;
+  }
+  for (uint64_t i = pos - 2; i < count; ++i) {
+    if (control) {
+      Attr a;
+      a.mode = S_IFREG | 0444;
+      a.ino = control_dir_ino() + 1;
+      if (!emit(kStatsFileName, a, 3 + i)) return Status::Ok();
+      continue;
+    }
+    auto child = dataset_->GetEntry(first + i);
+    if (!child.ok()) {
+      timer.Fail();
+      return CountError(child.status());
+    }
+    if (!emit(child->name, EntryAttr(*child), 3 + i)) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status Filesystem::Open(uint64_t ino, int flags) {
+  OpTimer timer(metrics_, Op::kOpen);
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)) != 0) {
+    timer.Fail();
+    return Status::ReadOnly("mmfs mounts are read-only");
+  }
+  if (ino == control_dir_ino()) return Status::Ok();
+  if (IsSnapshotIno(ino)) return Status::Ok();
+  auto e = EntryForIno(ino);
+  if (!e.ok()) {
+    timer.Fail();
+    return CountError(e.status());
+  }
+  return Status::Ok();
+}
+
+Result<cache::Blob> Filesystem::LoadVerified(const format::Entry& e) {
+  auto buf = std::make_shared<std::string>();
+  buf->resize(e.size());
+  Status s = dataset_->ReadVerified(e, buf->data());
+  if (!s.ok()) return CountError(s);
+  return cache::Blob(std::move(buf));
+}
+
+Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset, size_t size) {
+  ReadData out;
+  if (offset >= e.size() || size == 0) return out;
+  size_t len = static_cast<size_t>(std::min<uint64_t>(size, e.size() - offset));
+  if (e.size() <= options_.max_cached_file_bytes) {
+    auto blob = cache_.Get(e.index, [&] { return LoadVerified(e); });
+    if (!blob.ok()) return blob.status();
+    out.owner = std::move(blob).value();
+    out.data = out.owner->data() + offset;
+    out.size = len;
+    return out;
+  }
+  // Large file: check the whole file's sum once (streamed), then serve ranges directly.
+  bool verified;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    verified = large_verified_.count(e.index) > 0;
+  }
+  if (!verified) {
+    XXH3_state_t* state = XXH3_createState();
+    if (state == nullptr) return Status::ResourceExhausted("out of memory");
+    XXH3_64bits_reset(state);
+    std::string chunk;
+    Status s;
+    for (uint64_t pos = 0; pos < e.size() && s.ok(); pos += kLargeVerifyChunk) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(kLargeVerifyChunk, e.size() - pos));
+      chunk.resize(n);
+      s = dataset_->ReadRange(e, pos, n, chunk.data());
+      if (s.ok()) XXH3_64bits_update(state, chunk.data(), n);
+    }
+    uint64_t sum = XXH3_64bits_digest(state);
+    XXH3_freeState(state);
+    if (s.ok() && sum != e.record.checksum) {
+      s = Status::Corruption("checksum mismatch for " + dataset_->PathOf(e.index));
+    }
+    if (!s.ok()) return CountError(s);
+    std::lock_guard<std::mutex> lock(mu_);
+    large_verified_.insert(e.index);
+  }
+  auto buf = std::make_shared<std::string>();
+  buf->resize(len);
+  Status s = dataset_->ReadRange(e, offset, len, buf->data());
+  if (!s.ok()) return CountError(s);
+  out.data = buf->data();
+  out.size = len;
+  out.owner = std::move(buf);
+  return out;
+}
+
+Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size) {
+  OpTimer timer(metrics_, Op::kRead);
+  Result<ReadData> result = ReadData{};
+  if (IsSnapshotIno(ino)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = snapshots_.find(ino);
+    if (it == snapshots_.end()) {
+      result = Status::NotFound("stats snapshot expired; open the file again");
+    } else {
+      ReadData d;
+      d.owner = it->second;
+      if (offset < d.owner->size()) {
+        d.data = d.owner->data() + offset;
+        d.size = static_cast<size_t>(std::min<uint64_t>(size, d.owner->size() - offset));
+      }
+      result = d;
+    }
+  } else {
+    auto e = EntryForIno(ino);
+    if (!e.ok()) {
+      result = CountError(e.status());
+    } else if (!e->is_regular()) {
+      result = Status::InvalidArgument("not a regular file");
+    } else {
+      result = ReadRegular(*e, offset, size);
+      if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
+    }
+  }
+  if (!result.ok()) timer.Fail();
+  return result;
+}
+
+Result<std::string> Filesystem::ReadLink(uint64_t ino) {
+  OpTimer timer(metrics_, Op::kReadlink);
+  auto e = EntryForIno(ino);
+  if (!e.ok()) {
+    timer.Fail();
+    return CountError(e.status());
+  }
+  auto target = dataset_->LinkTarget(*e);
+  if (!target.ok()) {
+    timer.Fail();
+    return target.status();
+  }
+  return std::string(*target);
+}
+
+StatFsInfo Filesystem::StatFs() {
+  OpTimer timer(metrics_, Op::kStatfs);
+  StatFsInfo info;
+  info.blocks = (dataset_->manifest().total_bytes + info.block_size - 1) / info.block_size;
+  info.files = dataset_->entry_count();
+  return info;
+}
+
+Result<std::optional<std::string>> Filesystem::GetXattr(uint64_t ino, std::string_view name) {
+  OpTimer timer(metrics_, Op::kGetxattr);
+  if (ino > dataset_->entry_count()) return std::optional<std::string>();
+  auto e = EntryForIno(ino);
+  if (!e.ok()) {
+    timer.Fail();
+    return CountError(e.status());
+  }
+  if (!e->is_regular()) return std::optional<std::string>();
+  const format::EntryRecord& r = e->record;
+  if (name == "user.mmfs.xxh3") return std::optional<std::string>(HexU64(r.checksum));
+  if (name == "user.mmfs.location") {
+    return std::optional<std::string>(dataset_->manifest().shards[r.shard].file + "@" +
+                                      std::to_string(r.data_offset));
+  }
+  if (name == "user.mmfs.sample") return std::optional<std::string>(std::to_string(r.sample));
+  if (name == "user.mmfs.image_size" && r.width > 0) {
+    return std::optional<std::string>(std::to_string(r.width) + "x" + std::to_string(r.height));
+  }
+  return std::optional<std::string>();
+}
+
+Result<std::vector<std::string>> Filesystem::ListXattr(uint64_t ino) {
+  OpTimer timer(metrics_, Op::kListxattr);
+  std::vector<std::string> names;
+  if (ino > dataset_->entry_count()) return names;
+  auto e = EntryForIno(ino);
+  if (!e.ok()) {
+    timer.Fail();
+    return CountError(e.status());
+  }
+  if (e->is_regular()) {
+    names = {"user.mmfs.xxh3", "user.mmfs.location", "user.mmfs.sample"};
+    if (e->record.width > 0) names.push_back("user.mmfs.image_size");
+  }
+  return names;
+}
+
+void Filesystem::Forget(uint64_t ino) {
+  if (!IsSnapshotIno(ino)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshots_.erase(ino);
+}
+
+Status Filesystem::RefuseWrite() {
+  OpTimer timer(metrics_, Op::kWrite);
+  timer.Fail();
+  return Status::ReadOnly("mmfs mounts are read-only");
+}
+
+std::string Filesystem::StatsJson() const {
+  using nlohmann::json;
+  const format::Manifest& m = dataset_->manifest();
+  json requests = json::object();
+  for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
+    const OpStats& s = metrics_.op(static_cast<Op>(i));
+    requests[std::string(OpName(static_cast<Op>(i)))] = {
+        {"count", s.count()},
+        {"errors", s.errors()},
+        {"p50_us", s.PercentileMicros(0.5)},
+        {"p99_us", s.PercentileMicros(0.99)}};
+  }
+  json tiers = json::array();
+  for (const cache::CacheTier* tier : cache_.tiers()) {
+    cache::TierCounters c = tier->Counters();
+    tiers.push_back({{"name", tier->name()},
+                     {"lookups", c.lookups},
+                     {"hits", c.hits},
+                     {"misses", c.misses},
+                     {"inserts", c.inserts},
+                     {"rejected", c.rejected},
+                     {"evictions", c.evictions},
+                     {"entries", c.entries},
+                     {"bytes_used", c.bytes_used},
+                     {"bytes_budget", c.bytes_budget}});
+  }
+  cache::OriginCounters o = cache_.origin_counters();
+  double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                metrics_.start)
+                      .count();
+  json j = {
+      {"mmfs_stats_version", 1},
+      {"dataset",
+       {{"path", dataset_->dir()},
+        {"files", m.files},
+        {"directories", m.directories},
+        {"samples", m.samples},
+        {"bytes", m.total_bytes},
+        {"shards", m.shards.size()}}},
+      {"uptime_seconds", uptime},
+      {"requests", requests},
+      {"bytes_served", metrics_.bytes_served.load(std::memory_order_relaxed)},
+      {"cache", {{"tiers", tiers}}},
+      {"origin",
+       {{"reads", o.loads},
+        {"bytes", o.bytes},
+        {"errors", o.errors},
+        {"coalesced", o.coalesced}}},
+      {"errors",
+       {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
+        {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},
+      {"memory", {{"rss_bytes", ResidentBytes()}}},
+  };
+  return j.dump(2) + "\n";
+}
+
+}  // namespace mmfs::fs

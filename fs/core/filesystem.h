@@ -1,0 +1,123 @@
+// Filesystem: the read-only view of a packed dataset, with no FUSE in it.
+//
+// Every FUSE request has a method here taking inode numbers and returning a Status or a Result;
+// fs/fuse/fuse_ops.cc only converts. Tests drive this class directly, without a mount.
+//
+// Inode numbers: entry i of the index is inode i + 1 (the root is 1). Above the entries live the
+// control files: the hidden `.mmfs` directory (absent from root listings, found by name) and
+// `.mmfs/stats`, whose every lookup returns a fresh inode holding a new snapshot, so that the
+// kernel's page cache (kept for data files) never shows stale numbers.
+//
+// Reads go through the tiered cache; on a miss the whole file is read from its shard and checked
+// against its xxh3 before anything is served.
+//
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "cache/ram_tier.h"
+#include "cache/tiered_cache.h"
+#include "fs/base/status.h"
+#include "fs/core/metrics.h"
+#include "fs/format/dataset.h"
+
+namespace mmfs::fs {
+
+inline constexpr uint64_t kRootIno = 1;
+inline constexpr char kControlDirName[] = ".mmfs";
+inline constexpr char kStatsFileName[] = "stats";
+
+struct Attr {
+  uint64_t ino = 0;
+  uint32_t mode = 0;  // st_mode
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint32_t nlink = 1;
+  // Changes on every access (control files): the kernel must not cache its entry or attributes.
+  bool is_volatile = false;
+};
+
+struct FilesystemOptions {
+  uint64_t ram_cache_bytes = 256ull << 20;
+  // Files larger than this are not cached whole; they are verified once, then read by range.
+  uint64_t max_cached_file_bytes = 64ull << 20;
+};
+
+struct StatFsInfo {
+  uint64_t block_size = 4096;
+  uint64_t blocks = 0;
+  uint64_t files = 0;
+  uint64_t name_max = 255;
+};
+
+// Bytes a read returns: a view into `owner`, which keeps them alive.
+struct ReadData {
+  cache::Blob owner;
+  const char* data = nullptr;
+  size_t size = 0;
+};
+
+class Filesystem {
+ public:
+  Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options);
+  ~Filesystem();
+
+  Result<Attr> Lookup(uint64_t parent, std::string_view name);
+  Result<Attr> GetAttr(uint64_t ino);
+  // Emits entries after position `offset` (0 = from the start). `emit(name, attr, next_offset)`
+  // returns false when the caller's buffer is full; that entry is then emitted again next call.
+  Status ReadDir(uint64_t ino, uint64_t offset,
+                 const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit);
+  // Checks that `ino` may be opened with `flags`: EROFS for any write access, EISDIR for dirs.
+  Status Open(uint64_t ino, int flags);
+  Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size);
+  Result<std::string> ReadLink(uint64_t ino);
+  StatFsInfo StatFs();
+  // nullopt when the attribute does not exist (ENODATA).
+  Result<std::optional<std::string>> GetXattr(uint64_t ino, std::string_view name);
+  Result<std::vector<std::string>> ListXattr(uint64_t ino);
+  // The kernel dropped `ino`; frees stats snapshots.
+  void Forget(uint64_t ino);
+  // A modifying request arrived (write, create, unlink, ...): always EROFS, counted.
+  Status RefuseWrite();
+
+  // The JSON document served as .mmfs/stats.
+  std::string StatsJson() const;
+
+  const format::Dataset& dataset() const { return *dataset_; }
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  uint64_t control_dir_ino() const { return dataset_->entry_count() + 1; }
+  bool IsSnapshotIno(uint64_t ino) const { return ino > control_dir_ino(); }
+  Attr EntryAttr(const format::Entry& e) const;
+  Attr ControlDirAttr() const;
+  Result<format::Entry> EntryForIno(uint64_t ino) const;
+  Result<Attr> NewStatsSnapshot();
+  Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size);
+  Result<cache::Blob> LoadVerified(const format::Entry& e);
+  Status CountError(const Status& s);
+
+  std::unique_ptr<format::Dataset> dataset_;
+  FilesystemOptions options_;
+  Metrics metrics_;
+  cache::RamTier ram_tier_;
+  cache::TieredCache cache_;
+
+  mutable std::mutex mu_;
+  uint64_t next_snapshot_ = 0;                     // guarded by mu_
+  std::map<uint64_t, cache::Blob> snapshots_;      // by inode; guarded by mu_
+  std::unordered_set<uint64_t> large_verified_;   // entry indexes; guarded by mu_
+};
+
+}  // namespace mmfs::fs

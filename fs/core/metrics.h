@@ -1,0 +1,81 @@
+// Request counters and latency histograms of the filesystem core, the numbers `mmfs stats` shows.
+//
+// Counting is a few relaxed atomic increments per request; percentiles come from power-of-two
+// microsecond buckets (the reported p50/p99 is the upper edge of the bucket, within 2x).
+//
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace mmfs::fs {
+
+enum class Op : int {
+  kLookup,
+  kGetattr,
+  kReaddir,
+  kReadlink,
+  kOpen,
+  kRead,
+  kStatfs,
+  kGetxattr,
+  kListxattr,
+  kWrite,  // any modifying request, all refused with EROFS
+  kCount,
+};
+
+std::string_view OpName(Op op);
+
+class OpStats {
+ public:
+  static constexpr int kBuckets = 32;
+  void Record(uint64_t micros, bool ok);
+  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+  uint64_t errors() const { return errors_.load(std::memory_order_relaxed); }
+  // Upper edge of the bucket holding quantile q in (0, 1], in microseconds; 0 with no samples.
+  uint64_t PercentileMicros(double q) const;
+
+ private:
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::array<std::atomic<uint64_t>, kBuckets> buckets_{};
+};
+
+class Metrics {
+ public:
+  OpStats& op(Op o) { return ops_[static_cast<int>(o)]; }
+  const OpStats& op(Op o) const { return ops_[static_cast<int>(o)]; }
+
+  std::atomic<uint64_t> bytes_served{0};
+  std::atomic<uint64_t> checksum_failures{0};
+  std::atomic<uint64_t> io_errors{0};
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+ private:
+  std::array<OpStats, static_cast<int>(Op::kCount)> ops_;
+};
+
+// Records one request's latency and outcome when it goes out of scope.
+class OpTimer {
+ public:
+  OpTimer(Metrics& metrics, Op op)
+      : stats_(metrics.op(op)), start_(std::chrono::steady_clock::now()) {}
+  ~OpTimer() {
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - start_)
+                  .count();
+    stats_.Record(static_cast<uint64_t>(us), ok_);
+  }
+  void Fail() { ok_ = false; }
+
+ private:
+  OpStats& stats_;
+  std::chrono::steady_clock::time_point start_;
+  bool ok_ = true;
+};
+
+}  // namespace mmfs::fs

@@ -1,0 +1,240 @@
+#include "fs/format/dataset.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace mmfs::format {
+
+namespace {
+constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+
+int CompareNames(std::string_view a, std::string_view b) {
+  size_t n = std::min(a.size(), b.size());
+  int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
+  if (c != 0) return c;
+  if (a.size() == b.size()) return 0;
+  return a.size() < b.size() ? -1 : 1;
+}
+}  // namespace
+
+Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return Status::FromErrno(errno, dir);
+  if (!S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(dir + " is not a directory, so not an mmfs dataset");
+  }
+  std::unique_ptr<Dataset> ds(new Dataset());
+  ds->dir_ = dir;
+  std::string manifest_path = dir + "/" + kManifestFileName;
+  if (::stat(manifest_path.c_str(), &st) != 0) {
+    return Status::InvalidArgument(dir + " is not an mmfs dataset (it has no " +
+                                   kManifestFileName + "; make one with 'mmfs pack')");
+  }
+  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(manifest_path, kMaxManifestBytes));
+  MMFS_ASSIGN_OR_RETURN(ds->manifest_, Manifest::Parse(text, manifest_path));
+  MMFS_RETURN_IF_ERROR(ds->OpenIndex());
+  MMFS_RETURN_IF_ERROR(ds->OpenShards());
+  return ds;
+}
+
+Dataset::~Dataset() {
+  if (index_map_ != nullptr) ::munmap(const_cast<char*>(index_map_), index_map_size_);
+}
+
+Status Dataset::OpenIndex() {
+  std::string path = dir_ + "/" + manifest_.index_file;
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (size != manifest_.index_size) {
+    return Status::Corruption(path + ": size " + std::to_string(size) +
+                              " bytes, the manifest says " +
+                              std::to_string(manifest_.index_size));
+  }
+  if (size < sizeof(IndexHeader)) return Status::Corruption(path + ": too short for a header");
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (map == MAP_FAILED) return Status::FromErrno(errno, "mmap " + path);
+  index_map_ = static_cast<const char*>(map);
+  index_map_size_ = size;
+  IndexHeader h;
+  std::memcpy(&h, index_map_, sizeof h);
+  if (std::memcmp(h.magic, kIndexMagic, sizeof h.magic) != 0) {
+    return Status::Corruption(path + ": not an mmfs index (bad magic)");
+  }
+  if (h.version != kFormatVersion) {
+    return Status::NotSupported(path + ": index version " + std::to_string(h.version) +
+                                " is not supported");
+  }
+  if (h.header_size != sizeof(IndexHeader) || h.entry_size != sizeof(EntryRecord)) {
+    return Status::Corruption(path + ": unexpected header or record size");
+  }
+  // Overflow-safe layout checks: entries and strings must lie inside the file.
+  if (h.entry_count == 0 || h.entry_count > (size / sizeof(EntryRecord)) ||
+      h.entries_offset != sizeof(IndexHeader) ||
+      h.strings_offset != h.entries_offset + h.entry_count * sizeof(EntryRecord) ||
+      h.strings_size > size || h.strings_offset > size - h.strings_size) {
+    return Status::Corruption(path + ": header describes a layout that does not fit the file");
+  }
+  if (h.entry_count != manifest_.entries) {
+    return Status::Corruption(path + ": " + std::to_string(h.entry_count) +
+                              " entries, the manifest says " + std::to_string(manifest_.entries));
+  }
+  entries_ = reinterpret_cast<const EntryRecord*>(index_map_ + h.entries_offset);
+  entry_count_ = h.entry_count;
+  strings_ = index_map_ + h.strings_offset;
+  strings_size_ = h.strings_size;
+  ::madvise(const_cast<char*>(index_map_), index_map_size_, MADV_RANDOM);
+  auto root = GetEntry(0);
+  if (!root.ok()) return root.status();
+  if (!root->is_dir()) return Status::Corruption(path + ": entry 0 is not a directory");
+  return Status::Ok();
+}
+
+Status Dataset::OpenShards() {
+  for (const ShardInfo& shard : manifest_.shards) {
+    std::string path = dir_ + "/" + shard.file;
+    auto fd = OpenFile(path, O_RDONLY);
+    if (!fd.ok()) {
+      return fd.status().WithContext("shard listed in " + std::string(kManifestFileName) +
+                                     " cannot be opened");
+    }
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
+    if (static_cast<uint64_t>(st.st_size) != shard.size) {
+      return Status::Corruption(path + ": size " + std::to_string(st.st_size) +
+                                " bytes, the manifest says " + std::to_string(shard.size) +
+                                " (truncated or replaced?)");
+    }
+    uint32_t magic = 0;
+    MMFS_RETURN_IF_ERROR(PreadFull(fd->get(), &magic, sizeof magic, kLmdbMagicOffset, path));
+    if (magic != kLmdbMagic) {
+      return Status::Corruption(path + ": not an LMDB environment (bad magic)");
+    }
+    shard_fds_.push_back(std::move(fd).value());
+  }
+  return Status::Ok();
+}
+
+Result<Entry> Dataset::GetEntry(uint64_t index) const {
+  if (index >= entry_count_) {
+    return Status::NotFound("entry " + std::to_string(index) + " does not exist");
+  }
+  Entry e;
+  e.index = static_cast<uint32_t>(index);
+  std::memcpy(&e.record, &entries_[index], sizeof(EntryRecord));
+  const EntryRecord& r = e.record;
+  auto bad = [&](const char* why) {
+    return Status::Corruption(dir_ + "/" + manifest_.index_file + ": entry " +
+                              std::to_string(index) + ": " + why);
+  };
+  if (r.name_offset > strings_size_ || r.name_len > strings_size_ - r.name_offset) {
+    return bad("name outside the name table");
+  }
+  if ((index == 0) != (r.name_len == 0)) return bad("only the root has an empty name");
+  if (r.parent >= entry_count_) return bad("parent out of range");
+  e.name = std::string_view(strings_ + r.name_offset, r.name_len);
+  switch (r.mode & kModeTypeMask) {
+    case kModeDirectory:
+      if (r.data_offset > entry_count_ || r.size > entry_count_ - r.data_offset) {
+        return bad("children out of range");
+      }
+      if (r.size > 0 && r.data_offset <= index) return bad("children precede their directory");
+      break;
+    case kModeRegular: {
+      if (r.shard >= shard_fds_.size()) return bad("shard number out of range");
+      uint64_t shard_size = manifest_.shards[r.shard].size;
+      if (r.data_offset > shard_size || r.size > shard_size - r.data_offset) {
+        return bad("file bytes lie outside its shard");
+      }
+      break;
+    }
+    case kModeSymlink:
+      if (r.data_offset > strings_size_ || r.size > strings_size_ - r.data_offset) {
+        return bad("link target outside the name table");
+      }
+      break;
+    default:
+      return bad("unknown entry type");
+  }
+  return e;
+}
+
+Result<Entry> Dataset::LookupChild(const Entry& dir, std::string_view name) const {
+  if (!dir.is_dir()) return Status::InvalidArgument("not a directory");
+  uint64_t lo = dir.first_child();
+  uint64_t hi = lo + dir.child_count();  // exclusive
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    MMFS_ASSIGN_OR_RETURN(Entry e, GetEntry(mid));
+    int c = CompareNames(e.name, name);
+    if (c == 0) {
+      if (e.record.parent != dir.index) {
+        return Status::Corruption(manifest_.index_file + ": entry " + std::to_string(mid) +
+                                  ": parent does not match its directory");
+      }
+      return e;
+    }
+    if (c < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return Status::NotFound(std::string(name));
+}
+
+Result<std::string_view> Dataset::LinkTarget(const Entry& link) const {
+  if (!link.is_symlink()) return Status::InvalidArgument("not a symbolic link");
+  return std::string_view(strings_ + link.record.data_offset, link.record.size);
+}
+
+std::string Dataset::PathOf(uint64_t index) const {
+  std::vector<std::string_view> parts;
+  // Bounded walk: a damaged index cannot make this loop forever.
+  for (uint64_t i = index, steps = 0; i != 0 && steps < 4096; ++steps) {
+    auto e = GetEntry(i);
+    if (!e.ok()) {
+      parts.push_back("?");
+      break;
+    }
+    parts.push_back(e->name);
+    i = e->record.parent;
+  }
+  std::string path;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (!path.empty()) path += '/';
+    path.append(it->data(), it->size());
+  }
+  return path;
+}
+
+Status Dataset::ReadRange(const Entry& entry, uint64_t offset, size_t len, char* out) const {
+  const EntryRecord& r = entry.record;
+  if (!entry.is_regular() || offset > r.size || len > r.size - offset) {
+    return Status::InvalidArgument("read outside the file");
+  }
+  const ShardInfo& shard = manifest_.shards[r.shard];
+  return PreadFull(shard_fds_[r.shard].get(), out, len, r.data_offset + offset,
+                   dir_ + "/" + shard.file);
+}
+
+Status Dataset::ReadVerified(const Entry& entry, char* out) const {
+  MMFS_RETURN_IF_ERROR(ReadRange(entry, 0, entry.size(), out));
+  uint64_t sum = XXH3_64bits(out, entry.size());
+  if (sum != entry.record.checksum) {
+    return Status::Corruption(manifest_.shards[entry.record.shard].file + " at offset " +
+                              std::to_string(entry.record.data_offset) + ": checksum mismatch for " +
+                              PathOf(entry.index) + " (expected " + HexU64(entry.record.checksum) +
+                              ", read " + HexU64(sum) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace mmfs::format

@@ -1,0 +1,84 @@
+// Reading a packed dataset: the manifest, the index (mapped read-only) and the shard files.
+//
+// Opening checks what can be checked in time independent of the sample count (manifest fields,
+// index header and size, each shard's size and LMDB magic), so mounting a million files costs the
+// same as mounting ten. Each entry is bounds-checked when it is used, so a damaged index yields a
+// Corruption status for the damaged entries, never a wild read. File bytes are served by pread at
+// the offsets the index records; LMDB itself is not opened by the reader.
+//
+// Thread-safety: after Open, every const method may be called from any number of threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fs/base/file_util.h"
+#include "fs/base/status.h"
+#include "fs/format/format.h"
+#include "fs/format/manifest.h"
+
+namespace mmfs::format {
+
+// A validated copy of one index record plus its name.
+struct Entry {
+  uint32_t index = 0;
+  EntryRecord record{};
+  std::string_view name;  // points into the mapped index; valid while the Dataset lives
+
+  bool is_dir() const { return (record.mode & kModeTypeMask) == kModeDirectory; }
+  bool is_regular() const { return (record.mode & kModeTypeMask) == kModeRegular; }
+  bool is_symlink() const { return (record.mode & kModeTypeMask) == kModeSymlink; }
+  uint64_t size() const { return record.size; }
+  // Directories: [first_child, first_child + child_count).
+  uint64_t first_child() const { return record.data_offset; }
+  uint64_t child_count() const { return record.size; }
+};
+
+class Dataset {
+ public:
+  // Opens the dataset directory `dir`. Errors name the file and the problem ("not an mmfs
+  // dataset", "format version 7 is not supported", "shard-00002.mdb: size 10 != 4096").
+  static Result<std::unique_ptr<Dataset>> Open(const std::string& dir);
+  ~Dataset();
+  Dataset(const Dataset&) = delete;
+  Dataset& operator=(const Dataset&) = delete;
+
+  const Manifest& manifest() const { return manifest_; }
+  const std::string& dir() const { return dir_; }
+  uint64_t entry_count() const { return entry_count_; }
+
+  Result<Entry> GetEntry(uint64_t index) const;
+  // The child of directory `dir` named `name`; NotFound if there is none.
+  Result<Entry> LookupChild(const Entry& dir, std::string_view name) const;
+  // Symlink target.
+  Result<std::string_view> LinkTarget(const Entry& link) const;
+  // "train/cat/0001.jpg" (for messages; walks the parents).
+  std::string PathOf(uint64_t index) const;
+
+  // Reads `len` bytes at `offset` of a regular file, unverified (the caller checks the sum).
+  // REQUIRES: entry.is_regular(), offset + len <= entry.size().
+  Status ReadRange(const Entry& entry, uint64_t offset, size_t len, char* out) const;
+  // Reads the whole file and checks its XXH3-64 against the index.
+  // REQUIRES: entry.is_regular(); `out` has room for entry.size() bytes.
+  Status ReadVerified(const Entry& entry, char* out) const;
+
+ private:
+  Dataset() = default;
+  Status OpenIndex();
+  Status OpenShards();
+
+  std::string dir_;
+  Manifest manifest_;
+  const char* index_map_ = nullptr;  // owned mapping of the index file
+  size_t index_map_size_ = 0;
+  const EntryRecord* entries_ = nullptr;  // points into index_map_
+  uint64_t entry_count_ = 0;
+  const char* strings_ = nullptr;  // points into index_map_
+  uint64_t strings_size_ = 0;
+  std::vector<UniqueFd> shard_fds_;
+};
+
+}  // namespace mmfs::format

@@ -1,0 +1,171 @@
+#include "fs/format/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include "fs/base/file_util.h"
+#include "fs/format/format.h"
+
+namespace mmfs::format {
+
+using nlohmann::json;
+
+std::string Manifest::ToJson() const {
+  json shard_list = json::array();
+  for (const ShardInfo& s : shards) {
+    shard_list.push_back({{"file", s.file},
+                          {"size", s.size},
+                          {"xxh3", HexU64(s.checksum)},
+                          {"first_sample", s.first_sample},
+                          {"samples", s.samples},
+                          {"data_bytes", s.data_bytes}});
+  }
+  json j = {
+      {"format", kFormatName},
+      {"version", version},
+      {"created", created},
+      {"tool", tool},
+      {"counts",
+       {{"entries", entries},
+        {"files", files},
+        {"directories", directories},
+        {"symlinks", symlinks},
+        {"samples", samples},
+        {"skipped", skipped}}},
+      {"total_bytes", total_bytes},
+      {"index", {{"file", index_file}, {"size", index_size}, {"xxh3", HexU64(index_checksum)}}},
+      {"shards", shard_list},
+      {"source", {{"layout", source_layout}, {"paths", source_paths}}},
+      {"pack_options", {{"shard_size", shard_size}, {"on_bad", on_bad}}},
+  };
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+// Reads j[key] as T, or records why not.
+template <typename T>
+bool Get(const json& j, const char* key, T* out, std::string* error) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    *error = std::string("missing field '") + key + "'";
+    return false;
+  }
+  try {
+    *out = it->get<T>();
+  } catch (const json::exception&) {
+    *error = std::string("field '") + key + "' has the wrong type";
+    return false;
+  }
+  return true;
+}
+
+bool GetHex(const json& j, const char* key, uint64_t* out, std::string* error) {
+  std::string text;
+  if (!Get(j, key, &text, error)) return false;
+  if (!ParseHexU64(text, out)) {
+    *error = std::string("field '") + key + "' is not a 16-digit hex checksum";
+    return false;
+  }
+  return true;
+}
+
+bool SafeFileName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
+}
+
+}  // namespace
+
+Result<Manifest> Manifest::Parse(const std::string& text, const std::string& origin) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::Corruption(origin + ": not valid JSON");
+  }
+  std::string error;
+  std::string format_name;
+  if (!Get(j, "format", &format_name, &error) || format_name != kFormatName) {
+    return Status::InvalidArgument(origin + ": not an mmfs dataset manifest (format is not '" +
+                                   std::string(kFormatName) + "')");
+  }
+  Manifest m;
+  if (!Get(j, "version", &m.version, &error)) return Status::Corruption(origin + ": " + error);
+  if (m.version != kFormatVersion) {
+    return Status::NotSupported(origin + ": dataset format version " + std::to_string(m.version) +
+                                " is not supported by this mmfs (it reads version " +
+                                std::to_string(kFormatVersion) + "); repack or upgrade mmfs");
+  }
+  bool ok = Get(j, "created", &m.created, &error) && Get(j, "tool", &m.tool, &error) &&
+            Get(j, "total_bytes", &m.total_bytes, &error);
+  const json* counts = nullptr;
+  const json* index = nullptr;
+  const json* shards = nullptr;
+  if (ok) {
+    auto c = j.find("counts");
+    auto i = j.find("index");
+    auto s = j.find("shards");
+    if (c == j.end() || !c->is_object()) {
+      error = "missing object 'counts'";
+      ok = false;
+    } else if (i == j.end() || !i->is_object()) {
+      error = "missing object 'index'";
+      ok = false;
+    } else if (s == j.end() || !s->is_array()) {
+      error = "missing array 'shards'";
+      ok = false;
+    } else {
+      counts = &*c;
+      index = &*i;
+      shards = &*s;
+    }
+  }
+  ok = ok && Get(*counts, "entries", &m.entries, &error) &&
+       Get(*counts, "files", &m.files, &error) &&
+       Get(*counts, "directories", &m.directories, &error) &&
+       Get(*counts, "symlinks", &m.symlinks, &error) &&
+       Get(*counts, "samples", &m.samples, &error) &&
+       Get(*counts, "skipped", &m.skipped, &error) &&
+       Get(*index, "file", &m.index_file, &error) && Get(*index, "size", &m.index_size, &error) &&
+       GetHex(*index, "xxh3", &m.index_checksum, &error);
+  if (ok) {
+    for (const json& s : *shards) {
+      ShardInfo info;
+      if (!s.is_object()) {
+        error = "a shard entry is not an object";
+        ok = false;
+        break;
+      }
+      ok = Get(s, "file", &info.file, &error) && Get(s, "size", &info.size, &error) &&
+           GetHex(s, "xxh3", &info.checksum, &error) &&
+           Get(s, "first_sample", &info.first_sample, &error) &&
+           Get(s, "samples", &info.samples, &error) &&
+           Get(s, "data_bytes", &info.data_bytes, &error);
+      if (!ok) break;
+      if (!SafeFileName(info.file)) {
+        error = "shard file name '" + info.file + "' is not a plain file name";
+        ok = false;
+        break;
+      }
+      m.shards.push_back(std::move(info));
+    }
+  }
+  if (ok && !SafeFileName(m.index_file)) {
+    error = "index file name '" + m.index_file + "' is not a plain file name";
+    ok = false;
+  }
+  if (!ok) return Status::Corruption(origin + ": " + error);
+  // Optional, informational fields.
+  if (auto src = j.find("source"); src != j.end() && src->is_object()) {
+    m.source_layout = src->value("layout", "");
+    if (auto p = src->find("paths"); p != src->end() && p->is_array()) {
+      for (const json& path : *p) {
+        if (path.is_string()) m.source_paths.push_back(path.get<std::string>());
+      }
+    }
+  }
+  if (auto opts = j.find("pack_options"); opts != j.end() && opts->is_object()) {
+    m.shard_size = opts->value("shard_size", uint64_t{0});
+    m.on_bad = opts->value("on_bad", "");
+  }
+  return m;
+}
+
+}  // namespace mmfs::format

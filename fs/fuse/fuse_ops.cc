@@ -1,0 +1,342 @@
+#include "fs/fuse/fuse_ops.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace mmfs::fs {
+
+namespace {
+
+// The one place where a Status becomes an errno.
+int ToErrno(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return 0;
+    case StatusCode::kNotFound: return ENOENT;
+    case StatusCode::kInvalidArgument: return EINVAL;
+    case StatusCode::kCorruption: return EIO;
+    case StatusCode::kIoError: return s.sys_errno() != 0 ? s.sys_errno() : EIO;
+    case StatusCode::kReadOnly: return EROFS;
+    case StatusCode::kNotSupported: return ENOTSUP;
+    case StatusCode::kAlreadyExists: return EEXIST;
+    case StatusCode::kCancelled: return EINTR;
+    case StatusCode::kResourceExhausted: return ENOMEM;
+  }
+  return EIO;
+}
+
+FuseOpsConfig& Config(fuse_req_t req) {
+  return *static_cast<FuseOpsConfig*>(fuse_req_userdata(req));
+}
+
+struct stat ToStat(const FuseOpsConfig& cfg, const Attr& a) {
+  struct stat st;
+  std::memset(&st, 0, sizeof st);
+  st.st_ino = a.ino;
+  st.st_mode = a.mode;
+  st.st_nlink = a.nlink;
+  st.st_uid = cfg.uid;
+  st.st_gid = cfg.gid;
+  st.st_size = static_cast<off_t>(a.size);
+  st.st_blksize = 4096;
+  st.st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
+  st.st_mtim.tv_sec = a.mtime_ns / 1000000000;
+  st.st_mtim.tv_nsec = a.mtime_ns % 1000000000;
+  if (st.st_mtim.tv_nsec < 0) {
+    st.st_mtim.tv_nsec += 1000000000;
+    st.st_mtim.tv_sec -= 1;
+  }
+  st.st_atim = st.st_mtim;
+  st.st_ctim = st.st_mtim;
+  return st;
+}
+
+fuse_entry_param ToEntry(const FuseOpsConfig& cfg, const Attr& a) {
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof e);
+  e.ino = a.ino;
+  e.generation = 1;
+  e.attr = ToStat(cfg, a);
+  double t = a.is_volatile ? 0.0 : cfg.timeout_seconds;
+  e.attr_timeout = t;
+  e.entry_timeout = t;
+  return e;
+}
+
+void OnInit(void* userdata, fuse_conn_info* conn) {
+  auto* cfg = static_cast<FuseOpsConfig*>(userdata);
+  switch (cfg->readdirplus) {
+    case ReaddirPlus::kOff:
+      conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+      break;
+    case ReaddirPlus::kAuto:
+      if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+      if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+      break;
+    case ReaddirPlus::kAlways:
+      if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+      conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+      break;
+  }
+  cfg->no_open = (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) != 0;
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  // Nothing here ever changes, so the kernel need not check mtimes to keep its page cache.
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  conn->max_background = cfg->max_background;
+  conn->congestion_threshold = cfg->max_background * 3 / 4;
+}
+
+void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  FuseOpsConfig& cfg = Config(req);
+  auto attr = cfg.fs->Lookup(parent, name);
+  if (attr.ok()) {
+    fuse_entry_param e = ToEntry(cfg, *attr);
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  if (attr.status().code() == StatusCode::kNotFound) {
+    // A negative entry: the kernel remembers that the name does not exist.
+    fuse_entry_param e;
+    std::memset(&e, 0, sizeof e);
+    e.entry_timeout = cfg.timeout_seconds;
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  fuse_reply_err(req, ToErrno(attr.status()));
+}
+
+void OnForget(fuse_req_t req, fuse_ino_t ino, uint64_t /*nlookup*/) {
+  Config(req).fs->Forget(ino);
+  fuse_reply_none(req);
+}
+
+void OnForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; ++i) Config(req).fs->Forget(forgets[i].ino);
+  fuse_reply_none(req);
+}
+
+void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
+  FuseOpsConfig& cfg = Config(req);
+  auto attr = cfg.fs->GetAttr(ino);
+  if (!attr.ok()) {
+    fuse_reply_err(req, ToErrno(attr.status()));
+    return;
+  }
+  struct stat st = ToStat(cfg, *attr);
+  fuse_reply_attr(req, &st, attr->is_volatile ? 0.0 : cfg.timeout_seconds);
+}
+
+void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
+  auto target = Config(req).fs->ReadLink(ino);
+  if (!target.ok()) {
+    fuse_reply_err(req, ToErrno(target.status()));
+    return;
+  }
+  fuse_reply_readlink(req, target->c_str());
+}
+
+void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FuseOpsConfig& cfg = Config(req);
+  Status s = cfg.fs->Open(ino, fi->flags);
+  if (!s.ok()) {
+    fuse_reply_err(req, ToErrno(s));
+    return;
+  }
+  // Only reached on kernels without no_open support (or for a write attempt, refused above).
+  fi->keep_cache = 1;
+  fi->noflush = 1;
+  fuse_reply_open(req, fi);
+}
+
+// Kernels with FUSE_CAP_NO_OPEN_SUPPORT take ENOSYS as "never send OPEN/RELEASE again" and keep
+// the page cache across opens: warm reads then cost the daemon nothing.
+void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (Config(req).no_open && (fi->flags & O_ACCMODE) == O_RDONLY) {
+    fuse_reply_err(req, ENOSYS);
+    return;
+  }
+  OnOpen(req, ino, fi);
+}
+
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
+  auto data = Config(req).fs->Read(ino, static_cast<uint64_t>(off), size);
+  if (!data.ok()) {
+    fuse_reply_err(req, ToErrno(data.status()));
+    return;
+  }
+  fuse_reply_buf(req, data->data, data->size);
+}
+
+void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FuseOpsConfig& cfg = Config(req);
+  auto attr = cfg.fs->GetAttr(ino);
+  if (!attr.ok()) {
+    fuse_reply_err(req, ToErrno(attr.status()));
+    return;
+  }
+  if (!S_ISDIR(attr->mode)) {
+    fuse_reply_err(req, ENOTDIR);
+    return;
+  }
+  if (!attr->is_volatile) {
+    fi->cache_readdir = 1;
+    fi->keep_cache = 1;
+  }
+  fuse_reply_open(req, fi);
+}
+
+template <bool kPlus>
+void DoReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
+  FuseOpsConfig& cfg = Config(req);
+  std::vector<char> buf(size);
+  size_t used = 0;
+  Status s = cfg.fs->ReadDir(
+      ino, static_cast<uint64_t>(off),
+      [&](std::string_view name, const Attr& attr, uint64_t next) {
+        std::string n(name);
+        size_t need;
+        if constexpr (kPlus) {
+          fuse_entry_param e = ToEntry(cfg, attr);
+          need = fuse_add_direntry_plus(req, buf.data() + used, size - used, n.c_str(), &e,
+                                        static_cast<off_t>(next));
+        } else {
+          struct stat st;
+          std::memset(&st, 0, sizeof st);
+          st.st_ino = attr.ino;
+          st.st_mode = attr.mode;
+          need = fuse_add_direntry(req, buf.data() + used, size - used, n.c_str(), &st,
+                                   static_cast<off_t>(next));
+        }
+        if (need > size - used) return false;
+        used += need;
+        return true;
+      });
+  if (!s.ok() && used == 0) {
+    fuse_reply_err(req, ToErrno(s));
+    return;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void OnReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
+  DoReaddir<false>(req, ino, size, off);
+}
+
+void OnReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                   fuse_file_info* /*fi*/) {
+  DoReaddir<true>(req, ino, size, off);
+}
+
+void OnStatfs(fuse_req_t req, fuse_ino_t /*ino*/) {
+  StatFsInfo info = Config(req).fs->StatFs();
+  struct statvfs st;
+  std::memset(&st, 0, sizeof st);
+  st.f_bsize = info.block_size;
+  st.f_frsize = info.block_size;
+  st.f_blocks = info.blocks;
+  st.f_files = info.files;
+  st.f_namemax = info.name_max;
+  st.f_flag = ST_RDONLY;
+  fuse_reply_statfs(req, &st);
+}
+
+void ReplyXattr(fuse_req_t req, const std::string& value, size_t size) {
+  if (size == 0) {
+    fuse_reply_xattr(req, value.size());
+  } else if (size < value.size()) {
+    fuse_reply_err(req, ERANGE);
+  } else {
+    fuse_reply_buf(req, value.data(), value.size());
+  }
+}
+
+void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  auto value = Config(req).fs->GetXattr(ino, name);
+  if (!value.ok()) {
+    fuse_reply_err(req, ToErrno(value.status()));
+  } else if (!value->has_value()) {
+    fuse_reply_err(req, ENODATA);
+  } else {
+    ReplyXattr(req, **value, size);
+  }
+}
+
+void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  auto names = Config(req).fs->ListXattr(ino);
+  if (!names.ok()) {
+    fuse_reply_err(req, ToErrno(names.status()));
+    return;
+  }
+  std::string list;
+  for (const std::string& n : *names) {
+    list += n;
+    list += '\0';
+  }
+  ReplyXattr(req, list, size);
+}
+
+void Refuse(fuse_req_t req) { fuse_reply_err(req, ToErrno(Config(req).fs->RefuseWrite())); }
+void OnSetattr(fuse_req_t req, fuse_ino_t, struct stat*, int, fuse_file_info*) { Refuse(req); }
+void OnMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { Refuse(req); }
+void OnMkdir(fuse_req_t req, fuse_ino_t, const char*, mode_t) { Refuse(req); }
+void OnUnlink(fuse_req_t req, fuse_ino_t, const char*) { Refuse(req); }
+void OnSymlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { Refuse(req); }
+void OnRename(fuse_req_t req, fuse_ino_t, const char*, fuse_ino_t, const char*, unsigned) {
+  Refuse(req);
+}
+void OnLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { Refuse(req); }
+void OnWrite(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) {
+  Refuse(req);
+}
+void OnCreate(fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) { Refuse(req); }
+void OnSetxattr(fuse_req_t req, fuse_ino_t, const char*, const char*, size_t, int) {
+  Refuse(req);
+}
+void OnRemovexattr(fuse_req_t req, fuse_ino_t, const char*) { Refuse(req); }
+
+fuse_lowlevel_ops MakeOperations() {
+  fuse_lowlevel_ops ops;
+  std::memset(&ops, 0, sizeof ops);
+  ops.init = OnInit;
+  ops.lookup = OnLookup;
+  ops.forget = OnForget;
+  ops.forget_multi = OnForgetMulti;
+  ops.getattr = OnGetattr;
+  ops.readlink = OnReadlink;
+  ops.open = OnOpenNoOpen;
+  ops.read = OnRead;
+  ops.opendir = OnOpendir;
+  ops.readdir = OnReaddir;
+  ops.readdirplus = OnReaddirplus;
+  ops.statfs = OnStatfs;
+  ops.getxattr = OnGetxattr;
+  ops.listxattr = OnListxattr;
+  ops.setattr = OnSetattr;
+  ops.mknod = OnMknod;
+  ops.mkdir = OnMkdir;
+  ops.unlink = OnUnlink;
+  ops.rmdir = OnUnlink;
+  ops.symlink = OnSymlink;
+  ops.rename = OnRename;
+  ops.link = OnLink;
+  ops.write = OnWrite;
+  ops.create = OnCreate;
+  ops.setxattr = OnSetxattr;
+  ops.removexattr = OnRemovexattr;
+  // flush, release, releasedir: left unset on purpose (see the header).
+  return ops;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& FuseOperations() {
+  static const fuse_lowlevel_ops ops = MakeOperations();
+  return ops;
+}
+
+}  // namespace mmfs::fs

@@ -1,0 +1,36 @@
+// The FUSE low-level callbacks: a thin layer that turns kernel requests into Filesystem calls and
+// Status results into errno replies. Nothing else in mmfs speaks errno to the kernel.
+//
+// What the kernel may cache it is told to cache (the data never changes): long entry and attribute
+// timeouts, negative entries, cached directory listings; `open` answers ENOSYS where the kernel
+// supports no_open, so warm reads never reach the daemon; `flush` is deliberately not implemented
+// (even a no-op costs a round trip per close).
+//
+// Thread-safety: callbacks run on libfuse's worker threads; they share only the Filesystem.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <sys/types.h>
+
+#include "fs/core/filesystem.h"
+
+namespace mmfs::fs {
+
+enum class ReaddirPlus { kOff, kAuto, kAlways };
+
+struct FuseOpsConfig {
+  Filesystem* fs = nullptr;  // not owned
+  uid_t uid = 0;             // owner shown for every file
+  gid_t gid = 0;
+  double timeout_seconds = 86400.0 * 365;  // entry and attribute cache lifetime
+  ReaddirPlus readdirplus = ReaddirPlus::kOff;
+  unsigned max_background = 64;
+  bool no_open = false;  // set at init: the kernel supports FUSE_CAP_NO_OPEN_SUPPORT
+};
+
+// The callback table; pass a FuseOpsConfig* as the session's userdata.
+const fuse_lowlevel_ops& FuseOperations();
+
+}  // namespace mmfs::fs

@@ -1,0 +1,286 @@
+// mmfs mount: checks, daemonizes, serves; and mmfs umount.
+//
+// The parent validates everything it can (mount point, dataset) so that errors reach the user's
+// terminal, then forks. The child mounts and serves; it tells the parent through a pipe when the
+// mount answers requests ("ready") or why it could not, and only then does the parent exit.
+
+#include <fcntl.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "fs/base/file_util.h"
+#include "fs/base/units.h"
+#include "fs/core/filesystem.h"
+#include "fs/format/dataset.h"
+#include "fs/fuse/fuse_server.h"
+#include "tools/mmfs/commands.h"
+
+namespace mmfs::cli {
+
+namespace {
+
+constexpr char kReady[] = "ready";
+
+struct ParsedOptions {
+  fs::FilesystemOptions fs;
+  fs::MountOptions mount;
+  fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
+  bool nonempty = false;
+};
+
+Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
+  std::vector<std::string> items;
+  for (const std::string& group : args.options) {
+    size_t start = 0;
+    while (start <= group.size()) {
+      size_t comma = group.find(',', start);
+      if (comma == std::string::npos) comma = group.size();
+      if (comma > start) items.push_back(group.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "ram_cache") {
+      MMFS_ASSIGN_OR_RETURN(out->fs.ram_cache_bytes, ParseSize(value));
+    } else if (key == "threads") {
+      out->mount.max_threads = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
+      if (out->mount.max_threads == 0) return Status::InvalidArgument("threads must be >= 1");
+    } else if (key == "read_ahead_kb") {
+      out->mount.read_ahead_kb = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
+    } else if (key == "readdirplus") {
+      if (value == "off") {
+        out->readdirplus = fs::ReaddirPlus::kOff;
+      } else if (value == "auto") {
+        out->readdirplus = fs::ReaddirPlus::kAuto;
+      } else if (value == "always") {
+        out->readdirplus = fs::ReaddirPlus::kAlways;
+      } else {
+        return Status::InvalidArgument("readdirplus must be off, auto or always");
+      }
+    } else if (key == "nonempty") {
+      out->nonempty = true;
+    } else if (key == "rw") {
+      return Status::InvalidArgument("mmfs mounts are read-only; drop the 'rw' option");
+    } else if (key == "ro" || key == "defaults" || key == "noauto" || key == "auto" ||
+               key == "_netdev" || key == "nofail" || key == "user" || key == "users") {
+      // fstab words that mean nothing to the daemon.
+    } else {
+      out->mount.fuse_options.push_back(item);  // allow_other, auto_unmount, nodev, ...
+    }
+  }
+  if (!args.ram_cache.empty()) {
+    MMFS_ASSIGN_OR_RETURN(out->fs.ram_cache_bytes, ParseSize(args.ram_cache));
+  }
+  if (args.threads > 0) out->mount.max_threads = args.threads;
+  return Status::Ok();
+}
+
+Status CheckMountpoint(const std::string& mnt, bool nonempty) {
+  struct stat st;
+  if (::stat(mnt.c_str(), &st) != 0) {
+    if (errno == ENOTCONN) {
+      return Status::IoError(mnt + " has a stale FUSE mount whose daemon died; run 'mmfs umount " +
+                             mnt + "' first");
+    }
+    return Status::FromErrno(errno, "mount point " + mnt);
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument("mount point " + mnt + " is not a directory");
+  struct stat parent;
+  std::string up = mnt + "/..";
+  if (::stat(up.c_str(), &parent) == 0 && (parent.st_dev != st.st_dev || parent.st_ino == st.st_ino)) {
+    return Status::AlreadyExists(mnt + " is already a mount point (busy); unmount it first");
+  }
+  std::error_code ec;
+  if (!nonempty && !std::filesystem::is_empty(mnt, ec)) {
+    return Status::InvalidArgument("mount point " + mnt +
+                                   " is not empty (files there would be hidden; use -o nonempty "
+                                   "to mount anyway)");
+  }
+  return Status::Ok();
+}
+
+void SetUpLogging(const MountArgs& args, bool daemonized) {
+  std::vector<spdlog::sink_ptr> sinks;
+  if (!args.log_file.empty()) {
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(args.log_file));
+  } else if (daemonized) {
+    sinks.push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>("mmfs", LOG_PID, LOG_DAEMON,
+                                                                     false));
+  } else {
+    sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  }
+  auto logger = std::make_shared<spdlog::logger>("mmfs", sinks.begin(), sinks.end());
+  logger->set_pattern(daemonized && args.log_file.empty() ? "%v" : "%Y-%m-%d %H:%M:%S.%e %l %v");
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+// Runs the mount; `report` receives "ready" or an error message exactly once.
+int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
+          const std::function<void(const std::string&)>& report) {
+  std::string dataset_dir = dataset->dir();
+  uint64_t files = dataset->manifest().files;
+  fs::Filesystem filesystem(std::move(dataset), opts.fs);
+  fs::FuseOpsConfig config;
+  config.fs = &filesystem;
+  config.uid = ::getuid();
+  config.gid = ::getgid();
+  config.readdirplus = opts.readdirplus;
+  auto server = fs::FuseServer::Mount(&config, opts.mount);
+  if (!server.ok()) {
+    report(server.status().message());
+    return 1;
+  }
+  Status served = (*server)->Serve([&](const Status& ready) {
+    if (ready.ok()) {
+      spdlog::info("serving {} ({} files) at {}, RAM cache {}", dataset_dir, files,
+                   opts.mount.mountpoint, FormatBytes(opts.fs.ram_cache_bytes));
+      report(kReady);
+    } else {
+      report(ready.message());
+    }
+  });
+  server->reset();
+  if (!served.ok()) {
+    spdlog::error("{}", served.message());
+    return 1;
+  }
+  spdlog::info("unmounted {}", opts.mount.mountpoint);
+  return 0;
+}
+
+}  // namespace
+
+int RunMount(const MountArgs& in) {
+  MountArgs args = in;
+  if (args.debug) args.foreground = true;
+  std::error_code ec;
+  // The daemon changes directory to /; keep the paths it needs absolute.
+  args.dataset = std::filesystem::absolute(args.dataset, ec).lexically_normal().string();
+  args.mountpoint = std::filesystem::absolute(args.mountpoint, ec).lexically_normal().string();
+  while (args.mountpoint.size() > 1 && args.mountpoint.back() == '/') args.mountpoint.pop_back();
+  while (args.dataset.size() > 1 && args.dataset.back() == '/') args.dataset.pop_back();
+
+  ParsedOptions opts;
+  Status s = ParseOptions(args, &opts);
+  if (!s.ok()) {
+    PrintError("-o: " + s.message());
+    return 2;
+  }
+  opts.mount.mountpoint = args.mountpoint;
+  opts.mount.fsname = "mmfs:" + args.dataset;
+  opts.mount.debug = args.debug;
+  s = CheckMountpoint(args.mountpoint, opts.nonempty);
+  if (!s.ok()) {
+    PrintError(s.message());
+    return 1;
+  }
+  auto dataset = format::Dataset::Open(args.dataset);
+  if (!dataset.ok()) {
+    PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
+    return 1;
+  }
+
+  if (args.foreground) {
+    SetUpLogging(args, false);
+    return Serve(opts, std::move(dataset).value(), [&](const std::string& msg) {
+      if (msg != kReady) PrintError(msg);
+    });
+  }
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    PrintError(std::string("pipe: ") + std::strerror(errno));
+    return 1;
+  }
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    PrintError(std::string("fork: ") + std::strerror(errno));
+    return 1;
+  }
+  if (pid > 0) {
+    ::close(fds[1]);
+    std::string msg;
+    char buf[512];
+    for (;;) {
+      ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      msg.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    if (msg == kReady) return 0;
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    PrintError(msg.empty() ? "the mount daemon exited before the mount was ready (see syslog)"
+                           : msg);
+    return 1;
+  }
+  // Child: the daemon.
+  ::close(fds[0]);
+  ::setsid();
+  if (::chdir("/") != 0) {
+    // Not fatal: every path is absolute.
+  }
+  SetUpLogging(args, true);
+  int report_fd = fds[1];
+  return Serve(opts, std::move(dataset).value(), [&](const std::string& msg) {
+    if (report_fd < 0) return;
+    (void)WriteFull(report_fd, msg.data(), msg.size(), "readiness pipe");
+    ::close(report_fd);
+    report_fd = -1;
+    // Detach from the terminal only now, so errors before this point still reached it.
+    int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) {
+      ::dup2(devnull, STDIN_FILENO);
+      ::dup2(devnull, STDOUT_FILENO);
+      ::dup2(devnull, STDERR_FILENO);
+      ::close(devnull);
+    }
+  });
+}
+
+int RunUmount(const UmountArgs& args) {
+  std::vector<std::string> argv = {"fusermount3", "-u"};
+  if (args.lazy) argv.push_back("-z");
+  argv.push_back(args.mountpoint);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    ::execvp("fusermount3", cargv.data());
+    std::fprintf(stderr, "mmfs: error: cannot run fusermount3: %s (install the fuse3 package)\n",
+                 std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0) {
+    PrintError(std::string("fork: ") + std::strerror(errno));
+    return 1;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    PrintError("could not unmount " + args.mountpoint +
+               (args.lazy ? "" : " (files still open? try 'mmfs umount -z')"));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace mmfs::cli

@@ -1,0 +1,149 @@
+// mmfs pack: progress on a TTY, plain lines otherwise, a summary at the end.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fs/base/units.h"
+#include "tools/mmfs/commands.h"
+#include "tools/pack/packer.h"
+
+namespace mmfs::cli {
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+void OnSignal(int) { g_cancel.store(true); }
+
+class ConsoleReporter final : public pack::PackReporter {
+ public:
+  explicit ConsoleReporter(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
+
+  void Warning(const std::string& message) override {
+    ClearLine();
+    std::fprintf(stderr, "warning: %s\n", message.c_str());
+  }
+  void Phase(const std::string& message) override {
+    if (quiet_) return;
+    ClearLine();
+    std::fprintf(stderr, "%s\n", message.c_str());
+  }
+  void Progress(const pack::PackProgress& p) override {
+    if (quiet_) return;
+    auto now = std::chrono::steady_clock::now();
+    bool done = p.files_done == p.files_total;
+    double since = std::chrono::duration<double>(now - last_).count();
+    if (tty_) {
+      if (since < 0.1 && !done) return;
+    } else if (since < 5.0 && !done) {
+      return;  // plain lines: one every 5 s
+    }
+    last_ = now;
+    double frac = p.bytes_total > 0 ? static_cast<double>(p.bytes_done) /
+                                          static_cast<double>(p.bytes_total)
+                                    : 1.0;
+    double rate = p.elapsed_seconds > 0 ? static_cast<double>(p.bytes_done) / p.elapsed_seconds : 0;
+    double eta = rate > 0 ? static_cast<double>(p.bytes_total - p.bytes_done) / rate : 0;
+    std::string line = FormatCount(p.files_done) + "/" + FormatCount(p.files_total) + " files, " +
+                       FormatBytes(p.bytes_done) + "/" + FormatBytes(p.bytes_total) + ", " +
+                       FormatBytes(static_cast<uint64_t>(rate)) + "/s";
+    if (!done) line += ", ETA " + FormatDuration(eta);
+    if (tty_) {
+      constexpr int kWidth = 24;
+      int filled = static_cast<int>(frac * kWidth);
+      std::string bar(static_cast<size_t>(filled), '#');
+      bar.resize(kWidth, '.');
+      std::fprintf(stderr, "\r\033[K[%s] %3d%% %s", bar.c_str(), static_cast<int>(frac * 100),
+                   line.c_str());
+      line_open_ = true;
+      if (done) ClearLine();
+    } else {
+      std::fprintf(stderr, "%3d%% %s\n", static_cast<int>(frac * 100), line.c_str());
+    }
+  }
+  void ClearLine() {
+    if (line_open_) std::fprintf(stderr, "\n");
+    line_open_ = false;
+  }
+
+ private:
+  bool quiet_;
+  bool tty_;
+  bool line_open_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "mmfs: error: %s\n", message.c_str());
+}
+
+int RunPack(const PackArgs& args) {
+  pack::PackOptions options;
+  options.sources = {args.source};
+  options.destination = args.destination;
+  options.force = args.force;
+  auto shard_size = ParseSize(args.shard_size);
+  if (!shard_size.ok()) {
+    PrintError("--shard-size: " + shard_size.status().message());
+    return 2;
+  }
+  options.shard_size = *shard_size;
+  options.on_bad = args.on_bad == "skip"   ? pack::OnBadImage::kSkip
+                   : args.on_bad == "keep" ? pack::OnBadImage::kKeep
+                                           : pack::OnBadImage::kFail;
+  options.cancel = &g_cancel;
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  ConsoleReporter reporter(args.quiet);
+  auto summary = pack::Pack(options, reporter);
+  reporter.ClearLine();
+  if (!summary.ok()) {
+    if (summary.status().code() == StatusCode::kCancelled) {
+      PrintError("interrupted; nothing was written to " + args.destination);
+      return 130;
+    }
+    PrintError(summary.status().message());
+    return 1;
+  }
+  const pack::PackSummary& s = *summary;
+  double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
+  if (args.json) {
+    nlohmann::json j = {{"destination", args.destination},
+                        {"samples", s.samples},
+                        {"files", s.files},
+                        {"directories", s.directories},
+                        {"symlinks", s.symlinks},
+                        {"bytes", s.bytes},
+                        {"skipped", s.skipped},
+                        {"bad_images", s.bad_images},
+                        {"shards", s.shards},
+                        {"dataset_bytes", s.dataset_bytes},
+                        {"seconds", s.seconds},
+                        {"bytes_per_second", rate}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else if (!args.quiet) {
+    std::printf("packed %s samples (%s files, %s) into %s\n", FormatCount(s.samples).c_str(),
+                FormatCount(s.files).c_str(), FormatBytes(s.bytes).c_str(),
+                args.destination.c_str());
+    std::printf("  %s shard%s, %s on disk, %s directories, %s (%s/s)%s\n", FormatCount(s.shards).c_str(),
+                s.shards == 1 ? "" : "s", FormatBytes(s.dataset_bytes).c_str(),
+                FormatCount(s.directories).c_str(), FormatDuration(s.seconds).c_str(),
+                FormatBytes(static_cast<uint64_t>(rate)).c_str(),
+                s.skipped > 0 ? (", " + FormatCount(s.skipped) + " inputs skipped").c_str() : "");
+  }
+  return 0;
+}
+
+}  // namespace mmfs::cli

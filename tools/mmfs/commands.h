@@ -1,0 +1,51 @@
+// The `mmfs` subcommands. Each takes its parsed options and returns the process exit code; all
+// user-facing output (progress, summaries, errors) is produced here, not in the libraries.
+//
+// Thread-safety: called once from main().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mmfs::cli {
+
+struct PackArgs {
+  std::string source;
+  std::string destination;
+  std::string shard_size = "1G";
+  std::string on_bad = "fail";
+  bool force = false;
+  bool quiet = false;
+  bool json = false;
+};
+int RunPack(const PackArgs& args);
+
+struct MountArgs {
+  std::string dataset;
+  std::string mountpoint;
+  bool foreground = false;
+  bool debug = false;
+  std::vector<std::string> options;  // -o, comma lists allowed
+  std::string ram_cache;             // overrides -o ram_cache=
+  unsigned threads = 0;
+  std::string log_file;
+};
+int RunMount(const MountArgs& args);
+
+struct UmountArgs {
+  std::string mountpoint;
+  bool lazy = false;
+};
+int RunUmount(const UmountArgs& args);
+
+struct StatsArgs {
+  std::string mountpoint;
+  bool json = false;
+};
+int RunStats(const StatsArgs& args);
+
+// "mmfs: error: <message>" on stderr.
+void PrintError(const std::string& message);
+
+}  // namespace mmfs::cli

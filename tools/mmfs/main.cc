@@ -1,0 +1,77 @@
+// mmfs: pack image-caption datasets into LMDB shards and mount them as ordinary read-only files.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "tools/mmfs/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mmfs packs image-caption datasets (folders of key.jpg + key.txt files) into a few large\n"
+      "LMDB shards, and mounts them read-only through FUSE so that unmodified loaders\n"
+      "(torchvision ImageFolder, DataLoader) read them as ordinary files, only faster.\n\n"
+      "  mmfs pack ./data ./data.mmfs           pack a folder tree\n"
+      "  mmfs mount ./data.mmfs /mnt/data       serve it (returns once the mount works)\n"
+      "  mmfs stats /mnt/data                   what the mount is doing\n"
+      "  mmfs umount /mnt/data                  unmount\n",
+      "mmfs"};
+  app.set_version_flag("--version", "mmfs " MMFS_VERSION);
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(34);
+
+  mmfs::cli::PackArgs pack;
+  CLI::App* pack_cmd = app.add_subcommand(
+      "pack",
+      "Pack a folder tree into a dataset directory.\n"
+      "Every regular file under SRC appears at the same path in the mount. Files sharing a\n"
+      "key (000123.jpg, 000123.txt, 000123.json) are stored together as one sample; every\n"
+      "JPEG is checked and every file checksummed (xxh3). DST appears only when complete.");
+  pack_cmd->add_option("SRC", pack.source, "Folder to pack")->required()->check(CLI::ExistingDirectory);
+  pack_cmd->add_option("DST", pack.destination, "Dataset directory to create")->required();
+  pack_cmd->add_option("--shard-size", pack.shard_size,
+                       "Target size of each LMDB shard (e.g. 512M, 1G)")
+      ->capture_default_str();
+  pack_cmd->add_option("--on-bad", pack.on_bad,
+                       "What to do with a broken image: fail (stop), skip (leave it out), keep")
+      ->check(CLI::IsMember({"fail", "skip", "keep"}))
+      ->capture_default_str();
+  pack_cmd->add_flag("--force", pack.force, "Replace DST if it is an existing dataset");
+  pack_cmd->add_flag("-q,--quiet", pack.quiet, "Print only warnings and errors");
+  pack_cmd->add_flag("--json", pack.json, "Print the summary as JSON on stdout");
+
+  mmfs::cli::MountArgs mount;
+  CLI::App* mount_cmd = app.add_subcommand(
+      "mount",
+      "Mount a packed dataset read-only at MNT.\n"
+      "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
+      "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
+      "mmfs options (-o): ram_cache=SIZE, threads=N, readdirplus=off|auto|always,\n"
+      "  read_ahead_kb=N, nonempty. Other -o options go to FUSE (allow_other, auto_unmount).");
+  mount_cmd->add_option("DST", mount.dataset, "Dataset directory made by 'mmfs pack'")->required();
+  mount_cmd->add_option("MNT", mount.mountpoint, "Empty directory to mount on")->required();
+  mount_cmd->add_flag("-f,--foreground", mount.foreground, "Stay in the foreground, log to stderr");
+  mount_cmd->add_flag("-d,--debug", mount.debug, "Trace every FUSE request (implies -f)");
+  mount_cmd->add_option("-o", mount.options, "Mount options, comma-separated")->allow_extra_args(false);
+  mount_cmd->add_option("--ram-cache", mount.ram_cache, "RAM cache budget (default 256M)");
+  mount_cmd->add_option("--threads", mount.threads, "Maximum FUSE worker threads (default 16)");
+  mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
+                                                     "daemonized, stderr with -f)");
+
+  mmfs::cli::UmountArgs umount;
+  CLI::App* umount_cmd = app.add_subcommand("umount", "Unmount an mmfs mount (fusermount3 -u).");
+  umount_cmd->add_option("MNT", umount.mountpoint, "Mount point")->required();
+  umount_cmd->add_flag("-z,--lazy", umount.lazy, "Detach now, finish when files are closed");
+
+  mmfs::cli::StatsArgs stats;
+  CLI::App* stats_cmd = app.add_subcommand(
+      "stats", "Show what a mount is doing: requests, latencies, cache, origin reads, memory.");
+  stats_cmd->add_option("MNT", stats.mountpoint, "Mount point")->required();
+  stats_cmd->add_flag("--json", stats.json, "Print the raw JSON document (.mmfs/stats)");
+
+  CLI11_PARSE(app, argc, argv);
+  if (pack_cmd->parsed()) return mmfs::cli::RunPack(pack);
+  if (mount_cmd->parsed()) return mmfs::cli::RunMount(mount);
+  if (umount_cmd->parsed()) return mmfs::cli::RunUmount(umount);
+  if (stats_cmd->parsed()) return mmfs::cli::RunStats(stats);
+  return 2;
+}

@@ -1,0 +1,40 @@
+// Checking images while packing: is a .jpg really a whole JPEG, and how large is it?
+//
+// Uses libjpeg-turbo to parse the header (dimensions, subsampling) and checks that the stream
+// ends with an end-of-image marker, which catches the most common damage in scraped datasets:
+// truncated downloads and HTML error pages saved as .jpg.
+//
+// Thread-safety: a JpegChecker is used by one thread at a time; use one per thread.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "fs/base/status.h"
+
+namespace mmfs::pack {
+
+struct ImageInfo {
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+// True for names ending in .jpg, .jpeg, .jpe or .jfif (any case).
+bool HasJpegExtension(std::string_view name);
+
+class JpegChecker {
+ public:
+  JpegChecker();
+  ~JpegChecker();
+  JpegChecker(const JpegChecker&) = delete;
+  JpegChecker& operator=(const JpegChecker&) = delete;
+
+  // InvalidArgument with a short reason ("not a JPEG (starts with '<htm')", "truncated: no
+  // end-of-image marker") when `bytes` is not a complete JPEG.
+  Result<ImageInfo> Check(std::string_view bytes);
+
+ private:
+  void* handle_;  // owned tjhandle
+};
+
+}  // namespace mmfs::pack

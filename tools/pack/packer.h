@@ -1,0 +1,47 @@
+// mmfs pack: turns a source tree into a packed dataset directory (fs/format/format.h).
+//
+// Data is written in path order (depth-first, names sorted), so a sequential walk of the mount is
+// a sequential read of the shards; files of one sample (same directory, same key) form one LMDB
+// record. The dataset is built in a hidden sibling directory and renamed into place only when it
+// is complete and synced, so an interrupted pack never leaves something that mounts.
+//
+// Thread-safety: Pack() may run on any thread; it is not reentrant with itself on the same DST.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fs/base/status.h"
+#include "tools/pack/reporter.h"
+
+namespace mmfs::pack {
+
+enum class OnBadImage { kFail, kSkip, kKeep };
+
+struct PackOptions {
+  std::vector<std::string> sources;  // folders; exactly one for now
+  std::string destination;
+  uint64_t shard_size = 1ull << 30;
+  OnBadImage on_bad = OnBadImage::kFail;
+  bool force = false;                        // replace an existing dataset at DST
+  const std::atomic<bool>* cancel = nullptr; // set (e.g. by SIGINT) to stop; not owned
+};
+
+struct PackSummary {
+  uint64_t samples = 0;
+  uint64_t files = 0;
+  uint64_t directories = 0;
+  uint64_t symlinks = 0;
+  uint64_t bytes = 0;
+  uint64_t skipped = 0;
+  uint64_t bad_images = 0;
+  uint64_t shards = 0;
+  uint64_t dataset_bytes = 0;  // on disk, all files of DST
+  double seconds = 0;
+};
+
+Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter);
+
+}  // namespace mmfs::pack

@@ -1,0 +1,32 @@
+// How the packer tells its caller what it is doing: warnings about skipped inputs and progress.
+// The CLI renders these as a progress bar on a TTY and as plain lines otherwise; tests collect
+// them.
+//
+// Thread-safety: implementations are called from the packing thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mmfs::pack {
+
+struct PackProgress {
+  uint64_t files_done = 0;
+  uint64_t files_total = 0;
+  uint64_t bytes_done = 0;
+  uint64_t bytes_total = 0;
+  double elapsed_seconds = 0;
+};
+
+class PackReporter {
+ public:
+  virtual ~PackReporter() = default;
+  // Something in the source was left out or looks wrong; packing goes on.
+  virtual void Warning(const std::string& message) = 0;
+  // A phase starts ("scanning /data", "writing index").
+  virtual void Phase(const std::string& message) = 0;
+  // Called often while writing shards; implementations rate-limit their output.
+  virtual void Progress(const PackProgress& progress) = 0;
+};
+
+}  // namespace mmfs::pack

@@ -1,0 +1,37 @@
+// The tree a packer input reader produces: directories, regular files and symbolic links with the
+// names, modes and times they will have in the mount. Children are kept sorted by name bytewise,
+// the order of the index and of the shards.
+//
+// Thread-safety: plain data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mmfs::pack {
+
+struct SourceNode {
+  std::string name;
+  uint32_t mode = 0;  // st_mode with type bits
+  int64_t mtime_ns = 0;
+  uint64_t size = 0;          // regular files
+  std::string source_path;    // regular files: where to read the bytes
+  std::string link_target;    // symlinks
+  std::vector<SourceNode> children;  // directories, sorted by name
+
+  // Filled in while packing.
+  bool skipped = false;
+  uint32_t shard = 0;
+  uint64_t sample = 0;
+  uint64_t offset_in_record = 0;
+  uint64_t checksum = 0;
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+// Sample key of a file name: the part before the first dot ("000123.jpg" -> "000123"), the
+// WebDataset rule, or the whole name when it starts with a dot or has none.
+std::string_view SampleKeyOf(std::string_view name);
+
+}  // namespace mmfs::pack
