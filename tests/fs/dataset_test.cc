@@ -1,0 +1,204 @@
+#include "fs/format/dataset.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <lmdb.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <filesystem>
+
+#include "fs/format/dataset_writer.h"
+#include "tests/pack_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::format {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+class DatasetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(tmp_ / "src/b/2.txt", "two");
+    WriteFile(tmp_ / "src/b/1.txt", "one");
+    WriteFile(tmp_ / "src/b/1.json", "{}");
+    WriteFile(tmp_ / "src/a.txt", "top");
+    WriteFile(tmp_ / "src/empty", "");
+    std::filesystem::create_directories(tmp_ / "src/c/d");
+    auto s = testing::PackFolder(tmp_ / "src", dst());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  std::string dst() const { return tmp_ / "ds"; }
+  std::unique_ptr<Dataset> Open() {
+    auto ds = Dataset::Open(dst());
+    EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+    return ds.ok() ? std::move(ds).value() : nullptr;
+  }
+  std::string ReadAll(const Dataset& ds, const Entry& e) {
+    std::string out(e.size(), '\0');
+    Status s = ds.ReadVerified(e, out.data());
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out;
+  }
+  TempDir tmp_;
+};
+
+TEST_F(DatasetTest, RootChildrenSortedAndLookup) {
+  auto ds = Open();
+  ASSERT_TRUE(ds);
+  auto root = ds->GetEntry(0);
+  ASSERT_TRUE(root.ok());
+  ASSERT_TRUE(root->is_dir());
+  std::vector<std::string> names;
+  for (uint64_t i = 0; i < root->child_count(); ++i) {
+    names.emplace_back(ds->GetEntry(root->first_child() + i)->name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a.txt", "b", "c", "empty"}));
+  auto b = ds->LookupChild(*root, "b");
+  ASSERT_TRUE(b.ok());
+  auto one = ds->LookupChild(*b, "1.txt");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(ReadAll(*ds, *one), "one");
+  EXPECT_EQ(ReadAll(*ds, *ds->LookupChild(*b, "1.json")), "{}");
+  EXPECT_EQ(ReadAll(*ds, *ds->LookupChild(*root, "a.txt")), "top");
+  EXPECT_EQ(ds->LookupChild(*root, "empty")->size(), 0u);
+  EXPECT_EQ(ds->LookupChild(*b, "3.txt").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ds->PathOf(one->index), "b/1.txt");
+  auto c = ds->LookupChild(*root, "c");
+  EXPECT_EQ(ds->LookupChild(*c, "d")->child_count(), 0u);
+}
+
+TEST_F(DatasetTest, SampleMembersShareOneRecord) {
+  auto ds = Open();
+  auto root = *ds->GetEntry(0);
+  auto b = *ds->LookupChild(root, "b");
+  auto json = *ds->LookupChild(b, "1.json");
+  auto txt = *ds->LookupChild(b, "1.txt");
+  auto two = *ds->LookupChild(b, "2.txt");
+  EXPECT_EQ(json.record.sample, txt.record.sample);
+  EXPECT_NE(two.record.sample, txt.record.sample);
+  // Adjacent bytes in the shard, in name order.
+  EXPECT_EQ(json.record.data_offset + json.size(), txt.record.data_offset);
+  // Path order: a.txt's sample precedes b/'s samples.
+  EXPECT_LT(ds->LookupChild(root, "a.txt")->record.sample, json.record.sample);
+}
+
+TEST_F(DatasetTest, ShardsAreValidLmdbThatLmdbToolsRead) {
+  auto ds = Open();
+  ASSERT_EQ(ds->manifest().shards.size(), 1u);
+  std::string path = dst() + "/" + ds->manifest().shards[0].file;
+  MDB_env* env = nullptr;
+  ASSERT_EQ(mdb_env_create(&env), 0);
+  ASSERT_EQ(mdb_env_open(env, path.c_str(), MDB_RDONLY | MDB_NOSUBDIR | MDB_NOLOCK, 0), 0);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi dbi;
+  ASSERT_EQ(mdb_dbi_open(txn, nullptr, 0, &dbi), 0);
+  MDB_stat st;
+  ASSERT_EQ(mdb_stat(txn, dbi, &st), 0);
+  EXPECT_EQ(st.ms_entries, ds->manifest().samples);
+  auto txt = *ds->LookupChild(*ds->LookupChild(*ds->GetEntry(0), "b"), "1.txt");
+  std::string key = SampleKey(txt.record.sample);
+  MDB_val k{key.size(), key.data()}, v;
+  ASSERT_EQ(mdb_get(txn, dbi, &k, &v), 0);
+  EXPECT_EQ(std::string(static_cast<char*>(v.mv_data), v.mv_size), "{}one");
+  mdb_txn_abort(txn);
+  mdb_env_close(env);
+}
+
+TEST_F(DatasetTest, ForeignDirectoryIsAClearError) {
+  auto r = Dataset::Open(tmp_ / "src");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is not an mmfs dataset"), std::string::npos);
+  auto missing = Dataset::Open(tmp_ / "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(DatasetTest, TruncatedShardRefusedAtOpen) {
+  std::string shard = dst() + "/shard-00000.mdb";
+  ASSERT_EQ(::truncate(shard.c_str(), 4096), 0);
+  auto r = Dataset::Open(dst());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(r.status().message().find("shard-00000.mdb"), std::string::npos);
+}
+
+TEST_F(DatasetTest, WrongLmdbMagicRefusedAtOpen) {
+  std::string shard = dst() + "/shard-00000.mdb";
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "XXXX", 4, 16), 4);
+  ::close(fd);
+  auto r = Dataset::Open(dst());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad magic"), std::string::npos);
+}
+
+TEST_F(DatasetTest, FlippedByteIsCaughtByChecksum) {
+  auto ds = Open();
+  auto a = *ds->LookupChild(*ds->GetEntry(0), "a.txt");
+  std::string shard = dst() + "/shard-00000.mdb";
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, "X", 1, static_cast<off_t>(a.record.data_offset)), 1);
+  ::close(fd);
+  std::string out(a.size(), '\0');
+  Status s = ds->ReadVerified(a, out.data());
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("a.txt"), std::string::npos);
+}
+
+TEST_F(DatasetTest, DamagedEntryRecordIsCorruptionNotACrash) {
+  std::string index = dst() + "/index.mmfs";
+  int fd = ::open(index.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  // Entry 2: point its name far outside the name table, and entry 3's children out of range.
+  uint64_t huge = 1ull << 60;
+  ASSERT_EQ(::pwrite(fd, &huge, 8, sizeof(IndexHeader) + 2 * sizeof(EntryRecord) + 24), 8);
+  ASSERT_EQ(::pwrite(fd, &huge, 8, sizeof(IndexHeader) + 3 * sizeof(EntryRecord) + 8), 8);
+  ::close(fd);
+  auto ds = Open();
+  ASSERT_TRUE(ds);  // header and sizes are intact
+  EXPECT_EQ(ds->GetEntry(2).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(ds->GetEntry(3).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(ds->GetEntry(1 << 30).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(DatasetTest, IndexOfWrongSizeRefused) {
+  std::string index = dst() + "/index.mmfs";
+  ASSERT_EQ(::truncate(index.c_str(), 10), 0);
+  auto r = Dataset::Open(dst());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("index.mmfs"), std::string::npos);
+}
+
+TEST(ShardWriterTest, OffsetsPointAtTheValues) {
+  TempDir tmp;
+  std::string path = tmp / "s.mdb";
+  auto w = ShardWriter::Create(path);
+  ASSERT_TRUE(w.ok());
+  std::string big(100000, 'b');
+  std::vector<std::string_view> m1 = {"hello", "world"};
+  std::vector<std::string_view> m2 = {big};
+  ASSERT_TRUE((*w)->Append(1, m1).ok());
+  ASSERT_TRUE((*w)->Append(5, m2).ok());
+  EXPECT_EQ((*w)->Append(5, m2).code(), StatusCode::kInvalidArgument);  // not increasing
+  auto offsets = (*w)->Finish();
+  ASSERT_TRUE(offsets.ok()) << offsets.status().ToString();
+  ASSERT_EQ(offsets->size(), 2u);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  std::string got(10, '\0');
+  ASSERT_EQ(::pread(fd, got.data(), 10, static_cast<off_t>((*offsets)[0])), 10);
+  EXPECT_EQ(got, "helloworld");
+  std::string got_big(big.size(), '\0');
+  ASSERT_EQ(::pread(fd, got_big.data(), big.size(), static_cast<off_t>((*offsets)[1])),
+            static_cast<ssize_t>(big.size()));
+  EXPECT_EQ(got_big, big);
+  ::close(fd);
+  EXPECT_FALSE(ShardWriter::Create(path).ok());  // never overwrites
+}
+
+}  // namespace
+}  // namespace mmfs::format

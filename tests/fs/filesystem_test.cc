@@ -1,0 +1,227 @@
+#include "fs/core/filesystem.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/pack_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::fs {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+class FilesystemTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(tmp_ / "src/train/cat/1.jpg", testing::MakeJpeg(20, 10));
+    WriteFile(tmp_ / "src/train/cat/1.txt", "a cat");
+    for (int i = 0; i < 300; ++i) {
+      WriteFile(tmp_ / ("src/many/" + std::to_string(1000 + i) + ".txt"), std::to_string(i));
+    }
+    big_ = std::string(3 << 20, '\0');
+    for (size_t i = 0; i < big_.size(); ++i) big_[i] = static_cast<char>(i * 7 + i / 4096);
+    WriteFile(tmp_ / "src/big.bin", big_);
+    ASSERT_TRUE(::symlink("train/cat/1.txt", (tmp_ / "src/link").c_str()) == 0);
+    ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "ds").ok());
+    Make(FilesystemOptions{});
+  }
+  void Make(FilesystemOptions options) {
+    auto ds = format::Dataset::Open(tmp_ / "ds");
+    ASSERT_TRUE(ds.ok());
+    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options);
+  }
+  Attr Walk(const std::string& path) {
+    uint64_t ino = kRootIno;
+    Attr a;
+    size_t start = 0;
+    while (start < path.size()) {
+      size_t slash = path.find('/', start);
+      if (slash == std::string::npos) slash = path.size();
+      auto r = fs_->Lookup(ino, path.substr(start, slash - start));
+      EXPECT_TRUE(r.ok()) << path << ": " << r.status().ToString();
+      if (!r.ok()) return a;
+      a = *r;
+      ino = a.ino;
+      start = slash + 1;
+    }
+    return a;
+  }
+  std::string ReadAll(uint64_t ino, size_t chunk = 128 << 10) {
+    std::string out;
+    for (;;) {
+      auto d = fs_->Read(ino, out.size(), chunk);
+      EXPECT_TRUE(d.ok()) << d.status().ToString();
+      if (!d.ok() || d->size == 0) break;
+      out.append(d->data, d->size);
+    }
+    return out;
+  }
+  std::vector<std::string> List(uint64_t ino, size_t batch) {
+    std::vector<std::string> names;
+    uint64_t offset = 0;
+    for (;;) {
+      size_t n = 0;
+      Status s = fs_->ReadDir(ino, offset, [&](std::string_view name, const Attr&, uint64_t next) {
+        if (n == batch) return false;
+        names.emplace_back(name);
+        offset = next;
+        ++n;
+        return true;
+      });
+      EXPECT_TRUE(s.ok());
+      if (n == 0) break;
+    }
+    return names;
+  }
+  TempDir tmp_;
+  std::string big_;
+  std::unique_ptr<Filesystem> fs_;
+};
+
+TEST_F(FilesystemTest, LookupGetattrAndStableInodes) {
+  Attr jpg = Walk("train/cat/1.jpg");
+  EXPECT_TRUE(S_ISREG(jpg.mode));
+  EXPECT_EQ(jpg.size, testing::MakeJpeg(20, 10).size());
+  auto again = fs_->GetAttr(jpg.ino);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->size, jpg.size);
+  struct stat st;
+  ASSERT_EQ(::stat((tmp_ / "src/train/cat/1.jpg").c_str(), &st), 0);
+  EXPECT_EQ(jpg.mtime_ns, st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
+  EXPECT_EQ(jpg.mode & 0777, st.st_mode & 0777);
+  // A second Filesystem over the same dataset computes the same inode numbers.
+  Make(FilesystemOptions{});
+  EXPECT_EQ(Walk("train/cat/1.jpg").ino, jpg.ino);
+  EXPECT_EQ(fs_->Lookup(kRootIno, "missing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(fs_->Lookup(jpg.ino, "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs_->GetAttr(999999).ok());
+}
+
+TEST_F(FilesystemTest, ReadReturnsExactBytesInAnyChunking) {
+  EXPECT_EQ(ReadAll(Walk("train/cat/1.txt").ino), "a cat");
+  EXPECT_EQ(ReadAll(Walk("train/cat/1.jpg").ino, 7), testing::MakeJpeg(20, 10));
+  EXPECT_EQ(ReadAll(Walk("big.bin").ino), big_);
+  auto past_end = fs_->Read(Walk("train/cat/1.txt").ino, 100, 10);
+  ASSERT_TRUE(past_end.ok());
+  EXPECT_EQ(past_end->size, 0u);
+  EXPECT_FALSE(fs_->Read(Walk("train").ino, 0, 10).ok());  // a directory
+}
+
+TEST_F(FilesystemTest, LargeFilesBypassTheCacheButAreVerified) {
+  FilesystemOptions options;
+  options.max_cached_file_bytes = 1 << 20;
+  Make(options);
+  EXPECT_EQ(ReadAll(Walk("big.bin").ino), big_);
+  // Damage the big file on disk: a fresh filesystem refuses to serve it.
+  auto ds = format::Dataset::Open(tmp_ / "ds");
+  auto e = (*ds)->LookupChild(*(*ds)->GetEntry(0), "big.bin");
+  std::string shard = tmp_ / ("ds/" + (*ds)->manifest().shards[e->record.shard].file);
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, "!", 1, static_cast<off_t>(e->record.data_offset + 5000)), 1);
+  ::close(fd);
+  Make(options);
+  auto r = fs_->Read(Walk("big.bin").ino, 0, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(fs_->metrics().checksum_failures.load(), 1u);
+}
+
+TEST_F(FilesystemTest, DamagedFileIsAnErrorAndOthersStillRead) {
+  auto ds = format::Dataset::Open(tmp_ / "ds");
+  auto cat = (*ds)->LookupChild(*(*ds)->LookupChild(*(*ds)->GetEntry(0), "train"), "cat");
+  auto txt = (*ds)->LookupChild(*cat, "1.txt");
+  std::string shard = tmp_ / "ds/shard-00000.mdb";
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, "A", 1, static_cast<off_t>(txt->record.data_offset)), 1);
+  ::close(fd);
+  Make(FilesystemOptions{});
+  auto r = fs_->Read(Walk("train/cat/1.txt").ino, 0, 100);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(ReadAll(Walk("train/cat/1.jpg").ino), testing::MakeJpeg(20, 10));
+  auto stats = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(stats["errors"]["checksum"], 1);
+  EXPECT_EQ(stats["requests"]["read"]["errors"], 1);
+}
+
+TEST_F(FilesystemTest, ReadDirStreamsInBatchesAndHidesControlDir) {
+  auto all = List(kRootIno, 1000);
+  EXPECT_EQ(all, (std::vector<std::string>{".", "..", "big.bin", "link", "many", "train"}));
+  auto many = Walk("many");
+  auto batched = List(many.ino, 7);  // resumes at the offsets it was given
+  ASSERT_EQ(batched.size(), 302u);
+  EXPECT_EQ(batched[2], "1000.txt");
+  EXPECT_EQ(batched.back(), "1299.txt");
+  // .mmfs is found by name, though not listed.
+  auto control = fs_->Lookup(kRootIno, kControlDirName);
+  ASSERT_TRUE(control.ok());
+  EXPECT_TRUE(S_ISDIR(control->mode));
+  EXPECT_EQ(List(control->ino, 10), (std::vector<std::string>{".", "..", "stats"}));
+}
+
+TEST_F(FilesystemTest, StatsSnapshotsAreFreshInodes) {
+  auto control = *fs_->Lookup(kRootIno, kControlDirName);
+  auto first = fs_->Lookup(control.ino, kStatsFileName);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->is_volatile);
+  ReadAll(Walk("train/cat/1.txt").ino);
+  auto second = *fs_->Lookup(control.ino, kStatsFileName);
+  EXPECT_NE(first->ino, second.ino);
+  auto j = nlohmann::json::parse(ReadAll(second.ino));
+  EXPECT_EQ(j["bytes_served"], 5);
+  EXPECT_EQ(j["dataset"]["files"], 303);
+  EXPECT_GE(j["requests"]["lookup"]["count"].get<int>(), 4);
+  fs_->Forget(second.ino);
+  EXPECT_FALSE(fs_->GetAttr(second.ino).ok());
+}
+
+TEST_F(FilesystemTest, WritesAreReadOnlyErrors) {
+  uint64_t ino = Walk("train/cat/1.txt").ino;
+  EXPECT_TRUE(fs_->Open(ino, O_RDONLY).ok());
+  EXPECT_EQ(fs_->Open(ino, O_WRONLY).code(), StatusCode::kReadOnly);
+  EXPECT_EQ(fs_->Open(ino, O_RDWR).code(), StatusCode::kReadOnly);
+  EXPECT_EQ(fs_->Open(ino, O_RDONLY | O_TRUNC).code(), StatusCode::kReadOnly);
+  EXPECT_EQ(fs_->RefuseWrite().code(), StatusCode::kReadOnly);
+}
+
+TEST_F(FilesystemTest, SymlinksXattrsStatfs) {
+  Attr link = Walk("link");
+  EXPECT_TRUE(S_ISLNK(link.mode));
+  EXPECT_EQ(*fs_->ReadLink(link.ino), "train/cat/1.txt");
+  uint64_t jpg = Walk("train/cat/1.jpg").ino;
+  EXPECT_EQ(**fs_->GetXattr(jpg, "user.mmfs.image_size"), "20x10");
+  EXPECT_FALSE(fs_->GetXattr(jpg, "user.other")->has_value());
+  EXPECT_EQ(fs_->ListXattr(jpg)->size(), 4u);
+  StatFsInfo info = fs_->StatFs();
+  EXPECT_EQ(info.files, fs_->dataset().entry_count());
+  EXPECT_GT(info.blocks, 0u);
+}
+
+TEST_F(FilesystemTest, ConcurrentReadersSeeCorrectBytes) {
+  std::vector<uint64_t> inos;
+  for (int i = 0; i < 300; ++i) inos.push_back(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        for (size_t i = static_cast<size_t>(t); i < inos.size(); i += 3) {
+          auto d = fs_->Read(inos[i], 0, 64);
+          if (!d.ok() || std::string(d->data, d->size) != std::to_string(i)) bad++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
+}  // namespace mmfs::fs

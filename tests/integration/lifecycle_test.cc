@@ -1,0 +1,121 @@
+// Lifecycle of the daemon: refusing bad mounts clearly, daemon mode returning only once the
+// mount serves, mmfs umount, and unmounting on SIGTERM / SIGINT.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tests/integration/mount_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::testing {
+namespace {
+
+class LifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(tmp_ / "src/train/a/1.jpg", MakeJpeg(16, 16));
+    WriteFile(tmp_ / "src/train/a/1.txt", "caption");
+    auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dst()});
+    ASSERT_EQ(pack.exit_code, 0) << pack.output;
+    std::filesystem::create_directories(mnt());
+  }
+  void TearDown() override {
+    if (IsMountPoint(mnt()) || !FindDaemons(mnt()).empty()) {
+      ADD_FAILURE() << "a mount or daemon was left behind at " << mnt();
+      ForceCleanup(mnt());
+    }
+  }
+  std::string dst() const { return tmp_ / "data.mmfs"; }
+  std::string mnt() const { return tmp_ / "mnt"; }
+  TempDir tmp_;
+};
+
+TEST_F(LifecycleTest, RefusesSomethingThatIsNotADataset) {
+  auto r = RunCommand({MmfsBinary(), "mount", tmp_ / "src", mnt()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("not an mmfs dataset"), std::string::npos) << r.output;
+  EXPECT_FALSE(IsMountPoint(mnt()));
+  auto missing = RunCommand({MmfsBinary(), "mount", tmp_ / "nope", mnt()});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("nope"), std::string::npos) << missing.output;
+}
+
+TEST_F(LifecycleTest, RefusesDamagedDatasetNamingTheShard) {
+  std::filesystem::resize_file(dst() + "/shard-00000.mdb", 100);
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), mnt()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("shard-00000.mdb"), std::string::npos) << r.output;
+  EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
+TEST_F(LifecycleTest, RefusesNonEmptyOrMissingMountpoint) {
+  WriteFile(mnt() + "/existing", "x");
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), mnt()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("not empty"), std::string::npos) << r.output;
+  auto missing = RunCommand({MmfsBinary(), "mount", dst(), tmp_ / "no_such_dir"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("no_such_dir"), std::string::npos) << missing.output;
+}
+
+TEST_F(LifecycleTest, DaemonModeReturnsOnlyWhenServingAndUmountWorks) {
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), mnt()}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // No polling here: the command returning 0 is the promise that the mount serves.
+  EXPECT_TRUE(IsMountPoint(mnt()));
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  EXPECT_EQ(FindDaemons(mnt()).size(), 1u);
+  auto busy = RunCommand({MmfsBinary(), "mount", dst(), mnt()});
+  EXPECT_NE(busy.exit_code, 0);
+  EXPECT_NE(busy.output.find("already a mount point"), std::string::npos) << busy.output;
+  auto u = RunCommand({MmfsBinary(), "umount", mnt()});
+  EXPECT_EQ(u.exit_code, 0) << u.output;
+  EXPECT_FALSE(IsMountPoint(mnt()));
+  EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20)) << "daemon did not exit";
+}
+
+TEST_F(LifecycleTest, SigtermUnmountsCleanly) {
+  ForegroundMount m(dst(), mnt());
+  ASSERT_TRUE(m.mounted());
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
+TEST_F(LifecycleTest, SigintUnmountsCleanly) {
+  ForegroundMount m(dst(), mnt());
+  ASSERT_TRUE(m.mounted());
+  EXPECT_EQ(m.StopWith(SIGINT), 0);
+  EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
+TEST_F(LifecycleTest, RemountGivesSameInodes) {
+  struct stat first, second;
+  {
+    ForegroundMount m(dst(), mnt());
+    ASSERT_TRUE(m.mounted());
+    ASSERT_EQ(::stat((mnt() + "/train/a/1.jpg").c_str(), &first), 0);
+  }
+  ForegroundMount m(dst(), mnt());
+  ASSERT_TRUE(m.mounted());
+  ASSERT_EQ(::stat((mnt() + "/train/a/1.jpg").c_str(), &second), 0);
+  EXPECT_EQ(first.st_ino, second.st_ino);
+}
+
+TEST_F(LifecycleTest, PackCommandSummaryAndErrors) {
+  auto again = RunCommand({MmfsBinary(), "pack", tmp_ / "src", dst()});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
+  auto forced = RunCommand({MmfsBinary(), "pack", "--force", "--json", tmp_ / "src", dst()});
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_NE(forced.output.find("\"samples\": 1"), std::string::npos) << forced.output;
+  auto help = RunCommand({MmfsBinary(), "pack", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--on-bad"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmfs::testing

@@ -1,0 +1,91 @@
+#include "tests/integration/mount_helper.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tests/test_util.h"
+
+namespace mmfs::testing {
+
+ForegroundMount::ForegroundMount(const std::string& dataset, const std::string& mountpoint,
+                                 const std::vector<std::string>& extra)
+    : mountpoint_(mountpoint) {
+  std::vector<std::string> argv = {MmfsBinary(), "mount", "-f", dataset, mountpoint};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  mounted_ = WaitFor(
+      [&] {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;  // exited early: mount failed
+          return true;
+        }
+        return IsMountPoint(mountpoint_);
+      },
+      30);
+  mounted_ = mounted_ && pid_ > 0 && IsMountPoint(mountpoint_);
+}
+
+int ForegroundMount::StopWith(int sig, double timeout_seconds) {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, sig);
+  int status = 0;
+  bool exited = WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; },
+                        timeout_seconds);
+  if (!exited) return -1;
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+ForegroundMount::~ForegroundMount() {
+  if (pid_ > 0 && StopWith(SIGTERM) < 0 && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (IsMountPoint(mountpoint_)) ForceCleanup(mountpoint_);
+}
+
+std::vector<pid_t> FindDaemons(const std::string& mountpoint) {
+  std::vector<pid_t> pids;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (struct dirent* de = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(de->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == ::getpid()) continue;
+    std::ifstream in(std::string("/proc/") + de->d_name + "/cmdline", std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string cmd = ss.str();
+    if (cmd.find("mmfs") != std::string::npos && cmd.find(std::string("mount") + '\0') != std::string::npos &&
+        cmd.find(mountpoint) != std::string::npos) {
+      pids.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+void ForceCleanup(const std::string& mountpoint) {
+  RunCommand({"fusermount3", "-u", "-z", mountpoint}, 20);
+  for (pid_t pid : FindDaemons(mountpoint)) ::kill(pid, SIGKILL);
+}
+
+}  // namespace mmfs::testing

@@ -1,0 +1,212 @@
+// Mount tests: pack a generated dataset with real JPEGs and captions plus edge cases, mount it
+// with the real daemon, read it with real clients (diff, find, Python os.walk, torchvision
+// ImageFolder, DataLoader), and unmount.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "tests/integration/mount_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::testing {
+namespace {
+
+constexpr int kSamples = 2000;
+constexpr int kManyFiles = 10000;
+
+class MountTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tmp_ = new TempDir();
+    std::string src = Src();
+    auto gen = RunCommand({GenDatasetBinary(), src, "-n", std::to_string(kSamples), "-c", "10",
+                    "--max-side", "320", "--seed", "7"},
+                   300);
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+    WriteFile(src + "/edge/empty.txt", "");
+    std::string big(20 << 20, '\0');
+    std::mt19937_64 rng(3);
+    for (size_t i = 0; i < big.size(); i += 8) {
+      uint64_t v = rng();
+      std::memcpy(&big[i], &v, 8);
+    }
+    WriteFile(src + "/edge/big.bin", big);
+    WriteFile(src + "/edge/name with spaces.txt", "spaces");
+    WriteFile(src + "/edge/ünïcødé 日本語.txt", "utf-8");
+    WriteFile(src + "/edge/a/b/c/d/e/f/deep.txt", "deep");
+    std::filesystem::create_directories(src + "/edge/empty_dir");
+    for (int i = 0; i < kManyFiles; ++i) {
+      WriteFile(src + "/edge/many/f" + std::to_string(i) + ".txt", std::to_string(i));
+    }
+    auto pack = RunCommand({MmfsBinary(), "pack", src, Dst()}, 600);
+    ASSERT_EQ(pack.exit_code, 0) << pack.output;
+    std::filesystem::create_directories(Mnt());
+    mount_ = new ForegroundMount(Dst(), Mnt());
+    ASSERT_TRUE(mount_->mounted()) << "mmfs mount -f did not mount " << Mnt();
+  }
+  static void TearDownTestSuite() {
+    delete mount_;
+    mount_ = nullptr;
+    EXPECT_FALSE(IsMountPoint(Mnt()));
+    delete tmp_;
+    tmp_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(mount_, nullptr);
+    ASSERT_TRUE(mount_->mounted());
+  }
+  static std::string Src() { return *tmp_ / "src"; }
+  static std::string Dst() { return *tmp_ / "data.mmfs"; }
+  static std::string Mnt() { return *tmp_ / "mnt"; }
+
+  static TempDir* tmp_;
+  static ForegroundMount* mount_;
+};
+
+TempDir* MountTest::tmp_ = nullptr;
+ForegroundMount* MountTest::mount_ = nullptr;
+
+TEST_F(MountTest, DiffAgainstSourceIsEmpty) {
+  auto diff = RunCommand({"diff", "-r", Src(), Mnt()}, 600);
+  EXPECT_EQ(diff.exit_code, 0) << diff.output.substr(0, 2000);
+  EXPECT_EQ(diff.output, "");
+}
+
+TEST_F(MountTest, FindListsTheSameTree) {
+  // Type, size (files only: directory sizes are not data) and path of every entry.
+  const std::string find =
+      " && find . -type d -printf 'd %p\\n' -o -printf '%y %s %p\\n' | LC_ALL=C sort";
+  auto a = Shell("cd '" + Src() + "'" + find);
+  auto b = Shell("cd '" + Mnt() + "'" + find);
+  ASSERT_EQ(a.exit_code, 0);
+  ASSERT_EQ(b.exit_code, 0) << b.output.substr(0, 1000);
+  EXPECT_EQ(a.output, b.output);
+  size_t lines = static_cast<size_t>(std::count(b.output.begin(), b.output.end(), '\n'));
+  EXPECT_GT(lines, static_cast<size_t>(2 * kSamples + kManyFiles));
+}
+
+TEST_F(MountTest, RealLoadersReadTheMount) {
+  auto check = RunCommand({"/usr/bin/python3", SourceDir() + "/tests/integration/loader_check.py",
+                    Src(), Mnt()},
+                   900);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("loader_check: all OK"), std::string::npos) << check.output;
+}
+
+TEST_F(MountTest, AttributesMatchTheSource) {
+  for (const char* rel : {"train/class_003/00000013.jpg", "edge/big.bin", "edge/empty.txt",
+                          "edge/ünïcødé 日本語.txt", "edge/a/b/c/d/e/f/deep.txt"}) {
+    struct stat s, m;
+    ASSERT_EQ(::stat((Src() + "/" + rel).c_str(), &s), 0) << rel;
+    ASSERT_EQ(::stat((Mnt() + "/" + rel).c_str(), &m), 0) << rel;
+    EXPECT_EQ(s.st_size, m.st_size) << rel;
+    EXPECT_EQ(s.st_mode, m.st_mode) << rel;
+    EXPECT_EQ(s.st_mtim.tv_sec, m.st_mtim.tv_sec) << rel;
+    EXPECT_EQ(s.st_mtim.tv_nsec, m.st_mtim.tv_nsec) << rel;
+  }
+}
+
+TEST_F(MountTest, InodesAreStableAndDistinct) {
+  struct stat a, b, c;
+  ASSERT_EQ(::stat((Mnt() + "/edge/big.bin").c_str(), &a), 0);
+  ASSERT_EQ(::stat((Mnt() + "/edge/empty.txt").c_str(), &b), 0);
+  ASSERT_EQ(::stat((Mnt() + "/edge/big.bin").c_str(), &c), 0);
+  EXPECT_NE(a.st_ino, b.st_ino);
+  EXPECT_EQ(a.st_ino, c.st_ino);
+}
+
+TEST_F(MountTest, HugeDirectoryStreams) {
+  DIR* d = ::opendir((Mnt() + "/edge/many").c_str());
+  ASSERT_NE(d, nullptr);
+  int count = 0;
+  while (struct dirent* de = ::readdir(d)) {
+    if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) {
+      ++count;
+      EXPECT_EQ(de->d_type, DT_REG);
+    }
+  }
+  ::closedir(d);
+  EXPECT_EQ(count, kManyFiles);
+}
+
+TEST_F(MountTest, WritesFailWithErofs) {
+  errno = 0;
+  EXPECT_EQ(::open((Mnt() + "/train/new.txt").c_str(), O_CREAT | O_WRONLY, 0644), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::open((Mnt() + "/edge/empty.txt").c_str(), O_WRONLY), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::open((Mnt() + "/edge/big.bin").c_str(), O_RDWR), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::unlink((Mnt() + "/edge/empty.txt").c_str()), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::mkdir((Mnt() + "/newdir").c_str(), 0755), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::rename((Mnt() + "/edge/empty.txt").c_str(), (Mnt() + "/edge/x").c_str()), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::truncate((Mnt() + "/edge/big.bin").c_str(), 0), -1);
+  EXPECT_EQ(errno, EROFS);
+  errno = 0;
+  EXPECT_EQ(::chmod((Mnt() + "/edge/big.bin").c_str(), 0777), -1);
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(ReadFile(Mnt() + "/edge/name with spaces.txt"), "spaces");
+}
+
+TEST_F(MountTest, MissingNamesAreEnoent) {
+  struct stat st;
+  errno = 0;
+  EXPECT_EQ(::stat((Mnt() + "/train/no_such_class").c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+  errno = 0;
+  EXPECT_EQ(::open((Mnt() + "/edge/missing.txt").c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, ENOENT);
+  errno = 0;
+  EXPECT_EQ(::stat((Mnt() + "/edge/empty.txt/child").c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOTDIR);
+}
+
+TEST_F(MountTest, ControlDirIsHiddenButReachable) {
+  auto ls = RunCommand({"ls", "-a", Mnt()});
+  EXPECT_EQ(ls.output.find(".mmfs"), std::string::npos) << ls.output;
+  struct stat st;
+  EXPECT_EQ(::stat((Mnt() + "/.mmfs/stats").c_str(), &st), 0);
+  // Two reads of the stats file see fresh numbers, not the kernel's cached copy.
+  ReadFile(Mnt() + "/edge/name with spaces.txt");
+  auto first = nlohmann::json::parse(ReadFile(Mnt() + "/.mmfs/stats"));
+  ReadFile(Mnt() + "/edge/a/b/c/d/e/f/deep.txt");
+  auto second = nlohmann::json::parse(ReadFile(Mnt() + "/.mmfs/stats"));
+  EXPECT_GT(second["requests"]["lookup"]["count"].get<uint64_t>(),
+            first["requests"]["lookup"]["count"].get<uint64_t>());
+}
+
+TEST_F(MountTest, StatsCommandHumanAndJson) {
+  ReadFile(Mnt() + "/edge/ünïcødé 日本語.txt");
+  auto human = RunCommand({MmfsBinary(), "stats", Mnt()});
+  EXPECT_EQ(human.exit_code, 0) << human.output;
+  EXPECT_NE(human.output.find("cache ram"), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("lookup"), std::string::npos) << human.output;
+  auto json = RunCommand({MmfsBinary(), "stats", "--json", Mnt()});
+  ASSERT_EQ(json.exit_code, 0);
+  auto j = nlohmann::json::parse(json.output);
+  EXPECT_GT(j["bytes_served"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["dataset"]["samples"].get<uint64_t>(), static_cast<uint64_t>(kSamples + 5 + kManyFiles));
+  auto not_mmfs = RunCommand({MmfsBinary(), "stats", Src()});
+  EXPECT_NE(not_mmfs.exit_code, 0);
+  EXPECT_NE(not_mmfs.output.find("not an mmfs mount"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmfs::testing

@@ -1,0 +1,56 @@
+// Helpers shared by the tests: temporary directories, files, tiny JPEGs and running commands.
+//
+// Thread-safety: test-only; not thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mmfs::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(std::string_view rel) const { return path_ + "/" + std::string(rel); }
+
+ private:
+  std::string path_;
+};
+
+// Writes `data` to `path`, creating parent directories.
+void WriteFile(const std::string& path, std::string_view data);
+std::string ReadFile(const std::string& path);
+
+// A valid baseline JPEG of the given size (deterministic content from `seed`).
+std::string MakeJpeg(int width, int height, unsigned seed = 1);
+
+struct CommandResult {
+  int exit_code = -1;  // -1 if killed by a signal
+  std::string output;  // stdout and stderr together
+};
+// Runs `argv` (no shell), waiting at most `timeout_seconds`; kills it on timeout.
+CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_seconds = 120);
+// Runs a shell command line through /bin/sh -c.
+CommandResult Shell(const std::string& command, double timeout_seconds = 120);
+
+// Polls `predicate` every 10 ms until it is true or `timeout_seconds` pass.
+template <typename Pred>
+bool WaitFor(Pred predicate, double timeout_seconds);
+
+// True if `path` is the root of a mount (its device differs from its parent's).
+bool IsMountPoint(const std::string& path);
+
+// Paths of the binaries under test (set by CMake).
+std::string MmfsBinary();
+std::string GenDatasetBinary();
+std::string SourceDir();
+
+}  // namespace mmfs::testing
+
+#include "tests/test_util_inl.h"
