@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+"""mmfs benchmarks: mmfs side by side with the native folder, kernel squashfs and squashfuse_ll.
+
+Run as root from the repository (after `bash tools/install-deps.sh --bench` and a release build):
+    /usr/bin/python3 bench/bench.py [--samples 20000] [--repeats 3] [--throttle] [--million]
+
+Every figure is the median of --repeats runs, reported as seconds and as a ratio to the native
+folder measured in the same run (ratio = native time / peer time: above 1 is faster than native).
+"Cold" drops the page cache (and restarts FUSE daemons, emptying their caches) before each run;
+"warm" runs right after an identical run. --throttle adds the slow-origin profiles, limiting reads
+from the disk with the blkio cgroup (v1): the reader processes for the native folder and kernel
+squashfs, the daemon for FUSE peers. Results: bench/results/<timestamp>.jsonl and latest.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+BUILD = os.path.join(REPO, "build", "release")
+MMFS = os.path.join(BUILD, "mmfs")
+GEN = os.path.join(BUILD, "mmfs-gen-dataset")
+PY = "/usr/bin/python3"
+WORKLOADS = os.path.join(HERE, "workloads.py")
+CGROUP = "/sys/fs/cgroup/blkio/mmfs-bench"
+
+PROFILES = {  # slow origins: (bytes/s, read IOPS)
+    "cloud-volume": (125_000_000, 3000),
+    "hard-disk": (200_000_000, 300),
+}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(cmd, check=True, **kw):
+    return subprocess.run(cmd, check=check, text=True, capture_output=True, **kw)
+
+
+def drop_caches():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def is_mounted(path):
+    return run(["mountpoint", "-q", path], check=False).returncode == 0
+
+
+def wait_for(pred, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return pred()
+
+
+def pids_of(pattern):
+    out = run(["pgrep", "-f", pattern], check=False).stdout.split()
+    return [int(p) for p in out if int(p) != os.getpid()]
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def dir_bytes(path):
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+class Throttle:
+    """A blkio cgroup (v1) that limits reads from the device holding `path`."""
+
+    def __init__(self, path, bps, iops):
+        st = os.stat(path)
+        self.dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        self.bps, self.iops = bps, iops
+
+    def __enter__(self):
+        os.makedirs(CGROUP, exist_ok=True)
+        with open(f"{CGROUP}/blkio.throttle.read_bps_device", "w") as f:
+            f.write(f"{self.dev} {self.bps}\n")
+        with open(f"{CGROUP}/blkio.throttle.read_iops_device", "w") as f:
+            f.write(f"{self.dev} {self.iops}\n")
+        return self
+
+    def add(self, pid):
+        with open(f"{CGROUP}/cgroup.procs", "w") as f:
+            f.write(f"{pid}\n")
+
+    def __exit__(self, *exc):
+        with open("/sys/fs/cgroup/blkio/cgroup.procs", "w") as root:
+            for pid in open(f"{CGROUP}/cgroup.procs").read().split():
+                try:
+                    root.write(f"{pid}\n")
+                    root.flush()
+                except OSError:
+                    pass
+        for name in ("read_bps_device", "read_iops_device"):
+            with open(f"{CGROUP}/blkio.throttle.{name}", "w") as f:
+                f.write(f"{self.dev} 0\n")
+        os.rmdir(CGROUP)
+
+
+class Peer:
+    name = "?"
+    fuse = False
+
+    def __init__(self, work):
+        self.work = work
+        self.mount_seconds = None
+        self.pack_seconds = None
+        self.pack_bytes = None
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def daemon_pid(self):
+        return None
+
+    def restart(self):
+        self.stop()
+        drop_caches()
+        self.start()
+
+
+class Native(Peer):
+    name = "native"
+
+    def __init__(self, work, src):
+        super().__init__(work)
+        self.root = src
+        self.pack_bytes = dir_bytes(src)
+        self.mount_seconds = 0.0
+
+
+class KernelSquashfs(Peer):
+    name = "squashfs"
+
+    def __init__(self, work, image, pack_seconds):
+        super().__init__(work)
+        self.image = image
+        self.root = os.path.join(work, "mnt-squashfs")
+        self.pack_seconds, self.pack_bytes = pack_seconds, os.path.getsize(image)
+
+    def start(self):
+        os.makedirs(self.root, exist_ok=True)
+        t = time.monotonic()
+        run(["mount", "-t", "squashfs", "-o", "loop,ro", self.image, self.root])
+        self.mount_seconds = time.monotonic() - t
+
+    def stop(self):
+        if is_mounted(self.root):
+            run(["umount", self.root])
+
+
+class SquashfuseLL(KernelSquashfs):
+    name = "squashfuse_ll"
+    fuse = True
+
+    def __init__(self, work, image, pack_seconds):
+        super().__init__(work, image, pack_seconds)
+        self.root = os.path.join(work, "mnt-squashfuse")
+
+    def start(self):
+        os.makedirs(self.root, exist_ok=True)
+        t = time.monotonic()
+        run(["squashfuse_ll", self.image, self.root])
+        wait_for(lambda: is_mounted(self.root), 30)
+        self.mount_seconds = time.monotonic() - t
+
+    def stop(self):
+        if is_mounted(self.root):
+            run(["fusermount3", "-u", self.root])
+        wait_for(lambda: not self.daemon_pid(), 20)
+
+    def daemon_pid(self):
+        pids = pids_of(f"squashfuse_ll {self.image} {self.root}")
+        return pids[0] if pids else None
+
+
+class Mmfs(Peer):
+    name = "mmfs"
+    fuse = True
+
+    def __init__(self, work, dataset, pack_seconds, options=()):
+        super().__init__(work)
+        self.dataset = dataset
+        self.root = os.path.join(work, "mnt-mmfs")
+        self.options = list(options)
+        self.pack_seconds, self.pack_bytes = pack_seconds, dir_bytes(dataset)
+
+    def start(self):
+        os.makedirs(self.root, exist_ok=True)
+        t = time.monotonic()
+        run([MMFS, "mount", self.dataset, self.root] + self.options)
+        self.mount_seconds = time.monotonic() - t
+
+    def stop(self):
+        if is_mounted(self.root):
+            run([MMFS, "umount", self.root])
+        wait_for(lambda: not self.daemon_pid(), 20)
+
+    def daemon_pid(self):
+        pids = pids_of(f"mount {self.dataset} {self.root}")
+        return pids[0] if pids else None
+
+
+def prepare(args, work):
+    src = os.path.join(work, f"src-{args.samples}")
+    if not os.path.isdir(os.path.join(src, "train")):
+        log(f"generating {args.samples} samples in {src}")
+        run([GEN, src, "--samples", str(args.samples), "--classes", "100", "--seed", "1",
+             "--min-side", "160", "--max-side", "640"])
+    filelist = os.path.join(work, f"filelist-{args.samples}.txt")
+    if not os.path.exists(filelist):
+        rel = sorted(os.path.relpath(os.path.join(d, f), src)
+                     for d, _, fs in os.walk(src) for f in fs if f.endswith(".jpg"))
+        with open(filelist, "w") as f:
+            f.write("\n".join(rel) + "\n")
+    image = os.path.join(work, f"data-{args.samples}.sqfs")
+    sq_seconds = None
+    if not os.path.exists(image):
+        t = time.monotonic()
+        run(["mksquashfs", src, image, "-noI", "-noD", "-noF", "-noX", "-no-progress", "-quiet"])
+        sq_seconds = time.monotonic() - t
+    dataset = os.path.join(work, f"data-{args.samples}.mmfs")
+    t = time.monotonic()
+    run([MMFS, "pack", "--force", "-q", src, dataset])
+    mmfs_seconds = time.monotonic() - t
+    return src, filelist, image, sq_seconds, dataset, mmfs_seconds
+
+
+def workload(peer, name, filelist, extra=(), throttle=None):
+    cmd = [PY, WORKLOADS, name, peer.root, filelist] + list(extra)
+    pid = peer.daemon_pid()
+    cpu0 = cpu_seconds(pid) if pid else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=(lambda: throttle.add(os.getpid())) if throttle else None)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name} on {peer.name} failed: {err[-2000:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    if pid:
+        result["daemon_cpu_seconds"] = cpu_seconds(pid) - cpu0
+        result["daemon_peak_rss"] = peak_rss(pid)
+    return result
+
+
+def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=None):
+    """Median over repeats of one workload on every peer; returns {peer: result}."""
+    results = {}
+    for peer in peers:
+        runs = []
+        for r in range(repeats):
+            throttle = None
+            if cold:
+                peer.restart()
+            elif r == 0:
+                workload(peer, name, filelist, extra)  # warm-up run, not counted
+            if profile:
+                bps, iops = PROFILES[profile]
+                throttle = Throttle(src, bps, iops)
+                throttle.__enter__()
+                if peer.fuse and peer.daemon_pid():
+                    throttle.add(peer.daemon_pid())
+            try:
+                runs.append(workload(peer, name, filelist, extra, throttle))
+            finally:
+                if throttle:
+                    throttle.__exit__(None, None, None)
+        med = statistics.median(r["seconds"] for r in runs)
+        best = dict(min(runs, key=lambda r: abs(r["seconds"] - med)))
+        best["seconds"] = med
+        best["runs"] = [r["seconds"] for r in runs]
+        results[peer.name] = best
+        log(f"  {name:14s} {'cold' if cold else 'warm'} {profile or '':12s} {peer.name:14s} "
+            f"{med:8.3f} s")
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--samples", type=int, default=20000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--throttle", action="store_true", help="also run the slow-origin profiles")
+    ap.add_argument("--peers", default="native,squashfs,squashfuse_ll,mmfs")
+    ap.add_argument("--work", default=os.path.join(HERE, ".cache"))
+    ap.add_argument("--quick", action="store_true", help="fewer workloads (smoke test)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench.py needs root (drop_caches, mounts, cgroups)")
+    os.makedirs(args.work, exist_ok=True)
+    src, filelist, image, sq_seconds, dataset, mmfs_seconds = prepare(args, args.work)
+    all_peers = {
+        "native": Native(args.work, src),
+        "squashfs": KernelSquashfs(args.work, image, sq_seconds),
+        "squashfuse_ll": SquashfuseLL(args.work, image, sq_seconds),
+        "mmfs": Mmfs(args.work, dataset, mmfs_seconds),
+    }
+    peers = [all_peers[p] for p in args.peers.split(",")]
+    rows = []
+    started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ")
+    try:
+        for p in peers:
+            p.stop()
+            p.start()
+        rows.append(("mount", "", {p.name: {"seconds": p.mount_seconds} for p in peers}))
+        plan = [("list", False, ()), ("imagefolder", False, ()),
+                ("randread", True, ("--procs", "1")), ("randread", False, ("--procs", "1")),
+                ("randread", True, ("--procs", "4")), ("randread", False, ("--procs", "4")),
+                ("seqread", True, ()),
+                ("loader-raw", True, ()), ("loader-raw", False, ()),
+                ("loader-decode", False, ())]
+        if args.quick:
+            plan = [("list", False, ()), ("randread", True, ("--procs", "1")),
+                    ("randread", False, ("--procs", "1"))]
+        for name, cold, extra in plan:
+            label = name + (f" x{extra[1]}" if extra else "")
+            rows.append((label, "cold" if cold else "warm",
+                         measure(peers, name, filelist, args.repeats, cold, extra)))
+        if args.throttle:
+            for profile in PROFILES:
+                for name, extra in [("randread", ("--procs", "1")), ("seqread", ()),
+                                    ("loader-raw", ())]:
+                    label = name + (f" x{extra[1]}" if extra else "")
+                    rows.append((label, f"cold, {profile}",
+                                 measure(peers, name, filelist, max(1, args.repeats - 2), True,
+                                         extra, profile, src)))
+    finally:
+        for p in peers:
+            p.stop()
+    write_report(args, peers, rows, started)
+
+
+def write_report(args, peers, rows, started):
+    out_dir = os.path.join(HERE, "results")
+    os.makedirs(out_dir, exist_ok=True)
+    machine = f"{platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}"
+    with open(os.path.join(out_dir, f"{started}.jsonl"), "w") as f:
+        for label, mode, res in rows:
+            f.write(json.dumps({"started": started, "machine": machine, "samples": args.samples,
+                                "workload": label, "mode": mode, "results": res}) + "\n")
+    names = [p.name for p in peers]
+    lines = [f"Machine: {machine}. Date: {started}. Dataset: {args.samples} samples "
+             f"(JPEG 160-640 px + caption), median of {args.repeats}.",
+             "Cells: seconds (ratio to native: native time / peer time, above 1 is faster).", "",
+             "| workload | mode | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]
+    for label, mode, res in rows:
+        base = res.get("native", {}).get("seconds")
+        cells = []
+        for n in names:
+            s = res.get(n, {}).get("seconds")
+            if s is None:
+                cells.append("-")
+            elif base and s > 0 and label != "mount":
+                cells.append(f"{s:.3f} ({base / s:.2f}x)")
+            else:
+                cells.append(f"{s:.3f}")
+        lines.append(f"| {label} | {mode} | " + " | ".join(cells) + " |")
+    lines += ["", "| peer | pack time (s) | size on disk | daemon CPU s/GB (cold randread x1) | "
+              "daemon peak RSS |", "|---|---|---|---|---|"]
+    cold_rr = next((res for label, mode, res in rows if label == "randread x1" and mode == "cold"),
+                   {})
+    for p in peers:
+        r = cold_rr.get(p.name, {})
+        cpu = r.get("daemon_cpu_seconds")
+        gb = r.get("bytes", 0) / 1e9
+        cpu_gb = f"{cpu / gb:.2f}" if cpu is not None and gb else "-"
+        rss = r.get("daemon_peak_rss")
+        lines.append(f"| {p.name} | {p.pack_seconds:.1f} | {p.pack_bytes / 2**20:.0f} MiB | "
+                     f"{cpu_gb} | {rss / 2**20:.1f} MiB |" if rss else
+                     f"| {p.name} | {p.pack_seconds if p.pack_seconds is not None else 0:.1f} | "
+                     f"{p.pack_bytes / 2**20:.0f} MiB | {cpu_gb} | - |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out_dir, "latest.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

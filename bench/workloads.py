@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""One benchmark workload over one dataset root; prints a JSON line with its timing.
+
+Usage: workloads.py WORKLOAD ROOT FILELIST [options]
+
+ROOT is the dataset root as a peer shows it (a native folder or a mount); FILELIST holds the
+relative paths of the image files (one per line, pack order). Workloads:
+  list           os.walk over ROOT
+  imagefolder    torchvision ImageFolder(ROOT/train) construction
+  randread       every image read whole in a seeded random order, --procs reader processes
+  seqread        every image and its caption read whole in path order
+  loader-raw     one DataLoader epoch (num_workers=2, batch 64, shuffle): image bytes + caption
+  loader-decode  the same, decoding with PIL and resizing to 224x224
+"""
+import argparse
+import json
+import multiprocessing as mp
+import os
+import random
+import sys
+import time
+
+
+def read_whole(path):
+    with open(path, "rb", buffering=0) as f:
+        n = 0
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return n
+            n += len(chunk)
+
+
+def caption_of(path):
+    return os.path.splitext(path)[0] + ".txt"
+
+
+def _reader(paths):
+    return sum(read_whole(p) for p in paths)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("workload")
+    ap.add_argument("root")
+    ap.add_argument("filelist")
+    ap.add_argument("--procs", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--epochs", type=int, default=1)
+    args = ap.parse_args()
+    with open(args.filelist) as f:
+        rel = [line.rstrip("\n") for line in f if line.strip()]
+    images = [os.path.join(args.root, r) for r in rel]
+    result = {"workload": args.workload}
+    start = time.monotonic()
+    if args.workload == "list":
+        files = sum(len(fs) for _, _, fs in os.walk(args.root))
+        result.update(files=files)
+    elif args.workload == "imagefolder":
+        from torchvision import datasets
+        ds = datasets.ImageFolder(os.path.join(args.root, "train"))
+        result.update(files=len(ds))
+    elif args.workload == "randread":
+        order = list(images)
+        random.Random(args.seed).shuffle(order)
+        if args.procs == 1:
+            total = _reader(order)
+        else:
+            parts = [order[i::args.procs] for i in range(args.procs)]
+            with mp.get_context("fork").Pool(args.procs) as pool:
+                total = sum(pool.map(_reader, parts))
+        result.update(files=len(order), bytes=total)
+    elif args.workload == "seqread":
+        total = 0
+        for p in images:
+            total += read_whole(p)
+            c = caption_of(p)
+            if os.path.exists(c):
+                total += read_whole(c)
+        result.update(files=len(images), bytes=total)
+    elif args.workload in ("loader-raw", "loader-decode"):
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+        decode = args.workload == "loader-decode"
+
+        class Samples(Dataset):
+            def __len__(self):
+                return len(images)
+
+            def __getitem__(self, i):
+                p = images[i]
+                with open(caption_of(p), "rb") as f:
+                    caption = f.read()
+                if decode:
+                    from PIL import Image
+                    with Image.open(p) as im:
+                        t = torch.from_numpy(__import__("numpy").asarray(
+                            im.convert("RGB").resize((224, 224))).copy())
+                    return t, len(caption)
+                with open(p, "rb") as f:
+                    return len(f.read()), len(caption)
+
+        epochs = []
+        for e in range(args.epochs):
+            t0 = time.monotonic()
+            loader = DataLoader(Samples(), batch_size=64, shuffle=True, num_workers=2,
+                                generator=torch.Generator().manual_seed(args.seed + e))
+            n = 0
+            for batch in loader:
+                n += len(batch[1])
+            epochs.append(time.monotonic() - t0)
+        result.update(files=n, epoch_seconds=epochs)
+    else:
+        sys.exit(f"unknown workload {args.workload}")
+    result["seconds"] = time.monotonic() - start
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

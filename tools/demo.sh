@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The mmfs demo, end to end on a fresh Debian 12 machine (as root): install packages, build,
+# generate a sample image-caption dataset, pack it, mount it, train-read it with torchvision
+# ImageFolder + DataLoader, show `mmfs stats`, unmount.
+#   bash tools/demo.sh                 (MMFS_DEMO_DIR=/tmp/mmfs-demo, MMFS_DEMO_SAMPLES=2000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+demo=${MMFS_DEMO_DIR:-/tmp/mmfs-demo}
+samples=${MMFS_DEMO_SAMPLES:-2000}
+
+bash tools/install-deps.sh
+cmake --preset release > /dev/null
+cmake --build --preset release -j "$(nproc)"
+mmfs=$repo/build/release/mmfs
+
+mkdir -p "$demo"
+if [[ ! -d "$demo/src/train" ]]; then
+  echo "== generating $samples samples (real JPEGs + captions) in $demo/src"
+  "$repo/build/release/mmfs-gen-dataset" "$demo/src" --samples "$samples" --classes 10
+fi
+echo "== mmfs pack $demo/src $demo/data.mmfs"
+"$mmfs" pack --force "$demo/src" "$demo/data.mmfs"
+
+mkdir -p "$demo/mnt"
+if mountpoint -q "$demo/mnt"; then "$mmfs" umount "$demo/mnt"; fi
+echo "== mmfs mount $demo/data.mmfs $demo/mnt"
+"$mmfs" mount "$demo/data.mmfs" "$demo/mnt"
+trap '"$mmfs" umount "$demo/mnt" || fusermount3 -u -z "$demo/mnt"' EXIT
+ls "$demo/mnt/train" | head -3
+echo "== torchvision ImageFolder + DataLoader(num_workers=2) over the mount"
+/usr/bin/python3 "$repo/tools/demo_loader.py" "$demo/mnt/train" --epochs 2
+echo "== mmfs stats $demo/mnt"
+"$mmfs" stats "$demo/mnt"
+echo "== mmfs umount $demo/mnt"
+"$mmfs" umount "$demo/mnt"
+trap - EXIT
+echo "demo done: dataset in $demo/data.mmfs"

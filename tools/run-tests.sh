@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what mmfs needs, then builds and runs every test three times: a release build, an
+# ASan+UBSan build and a TSan build. Mount tests need /dev/fuse and run as root.
+#   bash tools/run-tests.sh            everything
+#   MMFS_BUILDS="release" bash tools/run-tests.sh    only some builds
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+jobs=$(nproc)
+builds=${MMFS_BUILDS:-"release asan tsan"}
+status=0
+for preset in $builds; do
+  echo "=== build: $preset"
+  cmake --preset "$preset" > /dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+  echo "=== test: $preset"
+  case "$preset" in
+    asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
+    tsan) export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" ;;
+  esac
+  if ! ctest --test-dir "build/$preset" --output-on-failure -j "$jobs"; then
+    echo "=== FAILED: tests in the $preset build"
+    status=1
+  fi
+  unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+done
+exit $status
