@@ -55,7 +55,9 @@ class MountTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     // A clean exit code also means no sanitizer report from the daemon (they exit non-zero).
-    if (mount_ != nullptr && mount_->pid() > 0) EXPECT_EQ(mount_->StopWith(SIGTERM), 0);
+    if (mount_ != nullptr && mount_->pid() > 0) {
+      EXPECT_EQ(mount_->StopWith(SIGTERM), 0);
+    }
     delete mount_;
     mount_ = nullptr;
     EXPECT_FALSE(IsMountPoint(Mnt()));
