@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "fs/base/file_util.h"
 
@@ -34,10 +35,15 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
 Filesystem::~Filesystem() = default;
 
 Status Filesystem::CountError(const Status& s) {
+  uint64_t n = 0;
   if (s.code() == StatusCode::kCorruption) {
-    metrics_.checksum_failures.fetch_add(1, std::memory_order_relaxed);
+    n = metrics_.checksum_failures.fetch_add(1, std::memory_order_relaxed) + 1;
   } else if (s.code() == StatusCode::kIoError) {
-    metrics_.io_errors.fetch_add(1, std::memory_order_relaxed);
+    n = metrics_.io_errors.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  // One line per failure names the shard and the path; a flood is thinned after 100.
+  if (n > 0 && (n <= 100 || n % 1000 == 0)) {
+    spdlog::error("{} (the reader gets EIO; failure #{} of this kind)", s.message(), n);
   }
   return s;
 }

@@ -23,7 +23,10 @@ void OnSignal(int) { g_cancel.store(true); }
 
 class ConsoleReporter final : public pack::PackReporter {
  public:
-  explicit ConsoleReporter(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
+  explicit ConsoleReporter(bool quiet)
+      : quiet_(quiet),
+        tty_(::isatty(STDERR_FILENO) == 1),
+        last_(std::chrono::steady_clock::now()) {}
 
   void Warning(const std::string& message) override {
     ClearLine();
@@ -76,7 +79,7 @@ class ConsoleReporter final : public pack::PackReporter {
   bool quiet_;
   bool tty_;
   bool line_open_ = false;
-  std::chrono::steady_clock::time_point last_{};
+  std::chrono::steady_clock::time_point last_;  // of the last progress output
 };
 
 }  // namespace
