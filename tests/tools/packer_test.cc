@@ -207,6 +207,16 @@ TEST_F(PackerTest, CancelLeavesNothing) {
             1);
 }
 
+TEST_F(PackerTest, LeftoversOfACrashedPackAreRemoved) {
+  WriteFile(src() + "/x.txt", "1");
+  // A partial directory of a pack whose process is gone (PID 999999999 cannot exist).
+  WriteFile(tmp_ / ".out.mmfs.partial-999999999/shard-00000.mdb", "half");
+  CollectingReporter reporter;
+  ASSERT_TRUE(PackFolder(src(), dst(), &reporter).ok());
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / ".out.mmfs.partial-999999999"));
+  EXPECT_TRUE(Contains(reporter.warnings, "interrupted pack"));
+}
+
 TEST_F(PackerTest, SamePackTwiceSameBytes) {
   WriteFile(src() + "/a/1.jpg", MakeJpeg(16, 16));
   WriteFile(src() + "/a/1.txt", "caption");

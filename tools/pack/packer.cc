@@ -1,6 +1,7 @@
 #include "tools/pack/packer.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -336,6 +337,21 @@ bool IsInsideDir(const fsys::path& path, const fsys::path& dir) {
   return p == d || (p.size() > d.size() && p.compare(0, d.size(), d) == 0 && p[d.size()] == '/');
 }
 
+// Removes ".DST.partial-PID" directories left by packs that crashed (their PID is gone).
+void RemoveStalePartials(const fsys::path& dst, PackReporter& reporter) {
+  std::string prefix = "." + dst.filename().string() + ".partial-";
+  std::error_code ec;
+  for (const auto& e : fsys::directory_iterator(dst.parent_path(), ec)) {
+    std::string name = e.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      reporter.Warning("removing " + e.path().string() + ", left by an interrupted pack");
+      fsys::remove_all(e.path(), ec);
+    }
+  }
+}
+
 }  // namespace
 
 Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
@@ -375,6 +391,7 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   if (::stat(dst.parent_path().c_str(), &st) != 0) {
     return Status::FromErrno(errno, "destination folder " + dst.parent_path().string());
   }
+  RemoveStalePartials(dst, reporter);
   // Build next to DST (same filesystem, so the final rename is atomic).
   std::string work = (dst.parent_path() / ("." + dst.filename().string() + ".partial-" +
                                            std::to_string(::getpid())))
