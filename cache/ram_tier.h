@@ -1,9 +1,8 @@
-// RAM tier: a byte-budgeted in-memory cache of blobs with SIEVE eviction.
+// RAM tier: a byte-budgeted in-memory cache of blobs.
 //
-// SIEVE (Zhang et al., NSDI'24) keeps one "visited" bit per entry and a hand that sweeps from the
-// oldest entry, sparing visited ones once; hits cost a relaxed bit store and no list move, so hits
-// take no exclusive lock on the list order. The key space is split into shards, each with its own
-// lock and an equal share of the budget, so 2-16 concurrent readers rarely contend.
+// Which blobs stay is SievePolicy's decision (SIEVE eviction, TinyLFU admission: see
+// cache/sieve_policy.h). The key space is split into shards, each with its own lock, policy and
+// an equal share of the budget, so 2-16 concurrent readers rarely contend.
 //
 // Thread-safety: all methods are thread-safe. Lock order: one shard mutex at a time.
 #pragma once
@@ -14,49 +13,38 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "cache/sieve_policy.h"
 #include "cache/tier.h"
 
 namespace mmfs::cache {
 
 class RamTier final : public CacheTier {
  public:
-  explicit RamTier(uint64_t budget_bytes);
-  ~RamTier() override;
+  // `expected_keys`: about how many distinct keys will be asked for (sizes the sketch).
+  RamTier(uint64_t budget_bytes, uint64_t expected_keys);
 
   std::string_view name() const override { return "ram"; }
   Blob Lookup(CacheKey key) override;
   void Insert(CacheKey key, Blob blob) override;
   TierCounters Counters() const override;
 
+  // Per-entry bookkeeping charged against the budget, so a budget also bounds tiny files.
+  static constexpr uint64_t kEntryOverhead = 96;
+
  private:
   static constexpr size_t kShards = 16;
-  struct Node {
-    CacheKey key;
-    Blob blob;
-    std::atomic<bool> visited{false};
-    Node* newer = nullptr;
-    Node* older = nullptr;
-  };
   struct Shard {
+    Shard(uint64_t budget, uint64_t expected_keys) : policy(budget, expected_keys) {}
     mutable std::mutex mu;
-    std::unordered_map<CacheKey, Node*> map;  // owns the nodes
-    Node* newest = nullptr;
-    Node* oldest = nullptr;
-    Node* hand = nullptr;  // next eviction candidate; moves from oldest towards newest
-    uint64_t bytes = 0;
-    uint64_t evictions = 0;
-    uint64_t inserts = 0;
-    uint64_t rejected = 0;
+    SievePolicy policy;                         // guarded by mu
+    std::unordered_map<CacheKey, Blob> blobs;   // guarded by mu
+    uint64_t inserts = 0;                       // guarded by mu
   };
 
-  Shard& ShardFor(CacheKey key) { return shards_[(key * 0x9E3779B97F4A7C15ull) >> 60]; }
-  // REQUIRES: shard.mu held.
-  void EvictOne(Shard& shard);
-  void Unlink(Shard& shard, Node* node);
+  Shard& ShardFor(CacheKey key) { return *shards_[(key * 0x9E3779B97F4A7C15ull) >> 60]; }
 
   const uint64_t budget_;
-  const uint64_t shard_budget_;
-  std::array<Shard, kShards> shards_;
+  std::array<std::unique_ptr<Shard>, kShards> shards_;
   std::atomic<uint64_t> lookups_{0};
   std::atomic<uint64_t> hits_{0};
 };

@@ -29,7 +29,7 @@ uint64_t ResidentBytes() {
 Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options)
     : dataset_(std::move(dataset)),
       options_(options),
-      ram_tier_(options.ram_cache_bytes),
+      ram_tier_(options.ram_cache_bytes, dataset_->manifest().files),
       cache_({&ram_tier_}) {}
 
 Filesystem::~Filesystem() = default;

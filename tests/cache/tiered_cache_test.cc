@@ -13,7 +13,7 @@ namespace mmfs::cache {
 namespace {
 
 TEST(TieredCacheTest, MissLoadsOnceThenHits) {
-  RamTier ram(1 << 20);
+  RamTier ram(1 << 20, 100);
   TieredCache cache({&ram});
   int loads = 0;
   auto loader = [&]() -> Result<Blob> {
@@ -29,7 +29,7 @@ TEST(TieredCacheTest, MissLoadsOnceThenHits) {
 }
 
 TEST(TieredCacheTest, ConcurrentMissesOnOneKeyLoadOnce) {
-  RamTier ram(1 << 20);
+  RamTier ram(1 << 20, 100);
   TieredCache cache({&ram});
   std::atomic<int> loads{0};
   std::mutex mu;
@@ -66,7 +66,7 @@ TEST(TieredCacheTest, ConcurrentMissesOnOneKeyLoadOnce) {
 }
 
 TEST(TieredCacheTest, ErrorsReachTheCallerAndAreNotCached) {
-  RamTier ram(1 << 20);
+  RamTier ram(1 << 20, 100);
   TieredCache cache({&ram});
   int calls = 0;
   auto failing = [&]() -> Result<Blob> {
@@ -80,7 +80,7 @@ TEST(TieredCacheTest, ErrorsReachTheCallerAndAreNotCached) {
 }
 
 TEST(TieredCacheTest, LowerTierHitIsPromoted) {
-  RamTier upper(1 << 20), lower(1 << 20);
+  RamTier upper(1 << 20, 100), lower(1 << 20, 100);
   TieredCache cache({&upper, &lower});
   lower.Insert(9, std::make_shared<const std::string>("low"));
   auto r = cache.Get(9, []() -> Result<Blob> { return Status::IoError("must not load"); });
