@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fs/base/file_util.h"
+#include "fs/core/stats_format.h"
 
 namespace mmfs::fs {
 
@@ -26,11 +27,21 @@ uint64_t ResidentBytes() {
 }
 }  // namespace
 
-Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options)
+namespace {
+std::vector<cache::CacheTier*> TierList(cache::CacheTier* ram, cache::CacheTier* ssd) {
+  std::vector<cache::CacheTier*> tiers = {ram};
+  if (ssd != nullptr) tiers.push_back(ssd);
+  return tiers;
+}
+}  // namespace
+
+Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
+                       std::unique_ptr<cache::CacheTier> ssd_tier)
     : dataset_(std::move(dataset)),
       options_(options),
       ram_tier_(options.ram_cache_bytes, dataset_->manifest().files),
-      cache_({&ram_tier_}) {}
+      ssd_tier_(std::move(ssd_tier)),
+      cache_(TierList(&ram_tier_, ssd_tier_.get())) {}
 
 Filesystem::~Filesystem() = default;
 
@@ -76,8 +87,10 @@ Result<format::Entry> Filesystem::EntryForIno(uint64_t ino) const {
   return e;
 }
 
-Result<Attr> Filesystem::NewStatsSnapshot() {
-  auto blob = std::make_shared<const std::string>(StatsJson());
+Result<Attr> Filesystem::NewSnapshot(std::string_view name) {
+  std::string text = StatsJson();
+  if (name == kMetricsFileName) text = PrometheusFromStats(nlohmann::json::parse(text));
+  auto blob = std::make_shared<const std::string>(std::move(text));
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t ino = control_dir_ino() + 1 + next_snapshot_++;
   snapshots_[ino] = blob;
@@ -94,7 +107,7 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   OpTimer timer(metrics_, Op::kLookup);
   if (parent == kRootIno && name == kControlDirName) return ControlDirAttr();
   if (parent == control_dir_ino()) {
-    if (name == kStatsFileName) return NewStatsSnapshot();
+    if (name == kStatsFileName || name == kMetricsFileName) return NewSnapshot(name);
     timer.Fail();
     return Status::NotFound(std::string(name));
   }
@@ -153,7 +166,7 @@ Status Filesystem::ReadDir(
     self = ControlDirAttr();
     parent.ino = kRootIno;
     parent.mode = S_IFDIR | 0755;
-    count = 1;
+    count = 2;
   } else {
     auto dir = EntryForIno(ino);
     if (!dir.ok()) {
@@ -183,8 +196,8 @@ Status Filesystem::ReadDir(
     if (control) {
       Attr a;
       a.mode = S_IFREG | 0444;
-      a.ino = control_dir_ino() + 1;
-      if (!emit(kStatsFileName, a, 3 + i)) return Status::Ok();
+      a.ino = control_dir_ino() + 1;  // the kernel looks the name up before using it
+      if (!emit(i == 0 ? kStatsFileName : kMetricsFileName, a, 3 + i)) return Status::Ok();
       continue;
     }
     auto child = dataset_->GetEntry(first + i);
@@ -218,6 +231,7 @@ Result<cache::Blob> Filesystem::LoadVerified(const format::Entry& e) {
   buf->resize(e.size());
   Status s = dataset_->ReadVerified(e, buf->data());
   if (!s.ok()) return CountError(s);
+  if (options_.drop_origin_pages) dataset_->DropCachedPages(e);
   return cache::Blob(std::move(buf));
 }
 
@@ -399,7 +413,11 @@ std::string Filesystem::StatsJson() const {
                      {"evictions", c.evictions},
                      {"entries", c.entries},
                      {"bytes_used", c.bytes_used},
-                     {"bytes_budget", c.bytes_budget}});
+                     {"bytes_budget", c.bytes_budget},
+                     {"corrupt", c.corrupt},
+                     {"write_errors", c.write_errors},
+                     {"dropped", c.dropped},
+                     {"admission_paused", c.admission_paused}});
   }
   cache::OriginCounters o = cache_.origin_counters();
   double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -

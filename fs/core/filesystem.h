@@ -4,9 +4,9 @@
 // fs/fuse/fuse_ops.cc only converts. Tests drive this class directly, without a mount.
 //
 // Inode numbers: entry i of the index is inode i + 1 (the root is 1). Above the entries live the
-// control files: the hidden `.mmfs` directory (absent from root listings, found by name) and
-// `.mmfs/stats`, whose every lookup returns a fresh inode holding a new snapshot, so that the
-// kernel's page cache (kept for data files) never shows stale numbers.
+// control files: the hidden `.mmfs` directory (absent from root listings, found by name) with
+// `stats` (JSON) and `metrics` (Prometheus text), whose every lookup returns a fresh inode holding
+// a new snapshot, so that the kernel's page cache (kept for data files) never shows stale numbers.
 //
 // Reads go through the tiered cache; on a miss the whole file is read from its shard and checked
 // against its xxh3 before anything is served.
@@ -35,7 +35,8 @@ namespace mmfs::fs {
 
 inline constexpr uint64_t kRootIno = 1;
 inline constexpr char kControlDirName[] = ".mmfs";
-inline constexpr char kStatsFileName[] = "stats";
+inline constexpr char kStatsFileName[] = "stats";      // JSON
+inline constexpr char kMetricsFileName[] = "metrics";  // Prometheus text format
 
 struct Attr {
   uint64_t ino = 0;
@@ -49,6 +50,9 @@ struct Attr {
 
 struct FilesystemOptions {
   uint64_t ram_cache_bytes = 256ull << 20;
+  // Drop a shard's page-cache pages once their file is verified and cached: the bytes are then
+  // held by the kernel's cache of the mount and the RAM tier, not a third time (docs/cache.md).
+  bool drop_origin_pages = true;
   // Files larger than this are not cached whole; they are verified once, then read by range.
   uint64_t max_cached_file_bytes = 64ull << 20;
 };
@@ -69,7 +73,9 @@ struct ReadData {
 
 class Filesystem {
  public:
-  Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options);
+  // `ssd_tier` (may be null) sits below the RAM tier.
+  Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
+             std::unique_ptr<cache::CacheTier> ssd_tier = nullptr);
   ~Filesystem();
 
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
@@ -103,7 +109,8 @@ class Filesystem {
   Attr EntryAttr(const format::Entry& e) const;
   Attr ControlDirAttr() const;
   Result<format::Entry> EntryForIno(uint64_t ino) const;
-  Result<Attr> NewStatsSnapshot();
+  // A new inode holding a fresh copy of control file `name`.
+  Result<Attr> NewSnapshot(std::string_view name);
   Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size);
   Result<cache::Blob> LoadVerified(const format::Entry& e);
   Status CountError(const Status& s);
@@ -112,6 +119,7 @@ class Filesystem {
   FilesystemOptions options_;
   Metrics metrics_;
   cache::RamTier ram_tier_;
+  std::unique_ptr<cache::CacheTier> ssd_tier_;  // may be null
   cache::TieredCache cache_;
 
   mutable std::mutex mu_;

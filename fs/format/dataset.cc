@@ -225,6 +225,15 @@ Status Dataset::ReadRange(const Entry& entry, uint64_t offset, size_t len, char*
                    dir_ + "/" + shard.file);
 }
 
+void Dataset::DropCachedPages(const Entry& entry) const {
+  if (!entry.is_regular() || entry.size() == 0) return;
+  ::posix_fadvise(shard_fds_[entry.record.shard].get(),
+                  static_cast<off_t>(entry.record.data_offset), static_cast<off_t>(entry.size()),
+                  POSIX_FADV_DONTNEED);
+}
+
+std::string Dataset::Identity() const { return "ds-" + HexU64(manifest_.index_checksum); }
+
 Status Dataset::ReadVerified(const Entry& entry, char* out) const {
   MMFS_RETURN_IF_ERROR(ReadRange(entry, 0, entry.size(), out));
   uint64_t sum = XXH3_64bits(out, entry.size());

@@ -64,6 +64,10 @@ class Dataset {
   // Reads the whole file and checks its XXH3-64 against the index.
   // REQUIRES: entry.is_regular(); `out` has room for entry.size() bytes.
   Status ReadVerified(const Entry& entry, char* out) const;
+  // Advises the kernel to drop the page-cache pages that lie wholly inside the file's bytes.
+  void DropCachedPages(const Entry& entry) const;
+  // Identity of the dataset's contents (for cache namespaces): "ds-" + the index checksum.
+  std::string Identity() const;
 
  private:
   Dataset() = default;

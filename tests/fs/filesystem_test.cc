@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <thread>
 
+#include "cache/ssd_tier.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 
@@ -32,10 +34,22 @@ class FilesystemTest : public ::testing::Test {
     ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "ds").ok());
     Make(FilesystemOptions{});
   }
-  void Make(FilesystemOptions options) {
+  void Make(FilesystemOptions options, bool with_ssd = false) {
+    fs_.reset();  // flushes and closes the previous SSD tier first
     auto ds = format::Dataset::Open(tmp_ / "ds");
     ASSERT_TRUE(ds.ok());
-    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options);
+    std::unique_ptr<cache::CacheTier> ssd;
+    if (with_ssd) {
+      cache::SsdTierOptions o;
+      o.dir = tmp_ / "ssd";
+      o.name_space = (*ds)->Identity();
+      o.budget_bytes = 64 << 20;
+      o.min_free_fraction = 0;
+      auto tier = cache::SsdTier::Open(o);
+      ASSERT_TRUE(tier.ok()) << tier.status().ToString();
+      ssd = std::move(tier).value();
+    }
+    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options, std::move(ssd));
   }
   Attr Walk(const std::string& path) {
     uint64_t ino = kRootIno;
@@ -151,6 +165,49 @@ TEST_F(FilesystemTest, DamagedFileIsAnErrorAndOthersStillRead) {
   EXPECT_EQ(stats["requests"]["read"]["errors"], 1);
 }
 
+TEST_F(FilesystemTest, SsdTierServesAfterRestartEvenWithDamagedShards) {
+  Make(FilesystemOptions{}, /*with_ssd=*/true);
+  std::vector<std::pair<uint64_t, std::string>> files;
+  for (int i = 0; i < 300; i += 7) {
+    std::string rel = "many/" + std::to_string(1000 + i) + ".txt";
+    files.emplace_back(Walk(rel).ino, std::to_string(i));
+  }
+  for (auto& [ino, want] : files) EXPECT_EQ(ReadAll(ino), want);
+  Make(FilesystemOptions{}, true);  // "restart": empty RAM tier, same SSD directory
+  // Damage every byte of the shard's data: only the SSD tier can still answer correctly.
+  std::string shard = tmp_ / "ds/shard-00000.mdb";
+  auto size = std::filesystem::file_size(shard);
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  std::string junk(size - 8192, '#');
+  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), 8192), static_cast<ssize_t>(junk.size()));
+  ::close(fd);
+  for (auto& [ino, want] : files) EXPECT_EQ(ReadAll(ino), want);
+  auto stats = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(stats["origin"]["reads"], 0);
+  EXPECT_EQ(stats["cache"]["tiers"][1]["name"], "ssd");
+  EXPECT_EQ(stats["cache"]["tiers"][1]["hits"].get<size_t>(), files.size());
+  // A file never read before now fails its checksum instead of serving junk.
+  auto fresh = fs_->Read(Walk("many/1001.txt").ino, 0, 10);
+  EXPECT_EQ(fresh.status().code(), StatusCode::kCorruption);
+}
+
+TEST_F(FilesystemTest, StatsAddUp) {
+  for (int i = 0; i < 300; ++i) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
+  for (int i = 0; i < 300; i += 2) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  const auto& ram = j["cache"]["tiers"][0];
+  EXPECT_EQ(ram["hits"].get<uint64_t>() + ram["misses"].get<uint64_t>(),
+            ram["lookups"].get<uint64_t>());
+  EXPECT_EQ(j["origin"]["reads"].get<uint64_t>(), ram["misses"].get<uint64_t>());
+  uint64_t once = 0, twice = 0;  // every file read once, the even ones a second time
+  for (int i = 0; i < 300; ++i) {
+    once += std::to_string(i).size();
+    if (i % 2 == 0) twice += std::to_string(i).size();
+  }
+  EXPECT_EQ(j["bytes_served"].get<uint64_t>(), once + twice);
+  EXPECT_EQ(j["origin"]["bytes"].get<uint64_t>(), once);  // all fit the RAM tier: loaded once
+}
+
 TEST_F(FilesystemTest, ReadDirStreamsInBatchesAndHidesControlDir) {
   auto all = List(kRootIno, 1000);
   EXPECT_EQ(all, (std::vector<std::string>{".", "..", "big.bin", "link", "many", "train"}));
@@ -163,7 +220,7 @@ TEST_F(FilesystemTest, ReadDirStreamsInBatchesAndHidesControlDir) {
   auto control = fs_->Lookup(kRootIno, kControlDirName);
   ASSERT_TRUE(control.ok());
   EXPECT_TRUE(S_ISDIR(control->mode));
-  EXPECT_EQ(List(control->ino, 10), (std::vector<std::string>{".", "..", "stats"}));
+  EXPECT_EQ(List(control->ino, 10), (std::vector<std::string>{".", "..", "stats", "metrics"}));
 }
 
 TEST_F(FilesystemTest, StatsSnapshotsAreFreshInodes) {
@@ -178,6 +235,12 @@ TEST_F(FilesystemTest, StatsSnapshotsAreFreshInodes) {
   EXPECT_EQ(j["bytes_served"], 5);
   EXPECT_EQ(j["dataset"]["files"], 303);
   EXPECT_GE(j["requests"]["lookup"]["count"].get<int>(), 4);
+  auto metrics = fs_->Lookup(control.ino, kMetricsFileName);
+  ASSERT_TRUE(metrics.ok());
+  std::string text = ReadAll(metrics->ino);
+  EXPECT_NE(text.find("# TYPE mmfs_requests_total counter"), std::string::npos) << text;
+  EXPECT_NE(text.find("mmfs_served_bytes_total{dataset=\""), std::string::npos) << text;
+  EXPECT_NE(text.find("mmfs_cache_hits_total{dataset="), std::string::npos) << text;
   fs_->Forget(second.ino);
   EXPECT_FALSE(fs_->GetAttr(second.ino).ok());
 }

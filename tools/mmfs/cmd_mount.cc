@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "cache/ssd_tier.h"
 #include "fs/base/file_util.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
@@ -35,6 +37,8 @@ constexpr char kReady[] = "ready";
 
 struct ParsedOptions {
   fs::FilesystemOptions fs;
+  std::string cache_dir;
+  uint64_t ssd_cache_bytes = 0;  // 0: automatic
   fs::MountOptions mount;
   fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
   bool nonempty = false;
@@ -57,6 +61,10 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "ram_cache") {
       MMFS_ASSIGN_OR_RETURN(out->fs.ram_cache_bytes, ParseSize(value));
+    } else if (key == "cache_dir") {
+      out->cache_dir = value;
+    } else if (key == "ssd_cache") {
+      MMFS_ASSIGN_OR_RETURN(out->ssd_cache_bytes, ParseSize(value));
     } else if (key == "threads") {
       out->mount.max_threads = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
       if (out->mount.max_threads == 0) return Status::InvalidArgument("threads must be >= 1");
@@ -86,8 +94,33 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
   if (!args.ram_cache.empty()) {
     MMFS_ASSIGN_OR_RETURN(out->fs.ram_cache_bytes, ParseSize(args.ram_cache));
   }
+  if (!args.cache_dir.empty()) out->cache_dir = args.cache_dir;
+  if (!args.ssd_cache.empty()) {
+    MMFS_ASSIGN_OR_RETURN(out->ssd_cache_bytes, ParseSize(args.ssd_cache));
+  }
+  if (!out->cache_dir.empty()) {
+    std::error_code ec;
+    out->cache_dir = std::filesystem::absolute(out->cache_dir, ec).lexically_normal().string();
+  }
   if (args.threads > 0) out->mount.max_threads = args.threads;
   return Status::Ok();
+}
+
+// Default RAM budget: 1/8 of physical memory, between 64 MiB and 8 GiB. The kernel's page cache
+// of the mount holds warm files too; the RAM tier keeps a stable share when that cache churns.
+uint64_t DefaultRamCache() {
+  uint64_t phys = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                  static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return std::clamp<uint64_t>(phys / 8, 64ull << 20, 8ull << 30);
+}
+
+// Default SSD budget: half the free space of the cache directory's filesystem, at most 1 TiB.
+uint64_t DefaultSsdCache(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto space = std::filesystem::space(dir, ec);
+  if (ec) return 1ull << 30;
+  return std::min<uint64_t>(space.available / 2, 1ull << 40);
 }
 
 Status CheckMountpoint(const std::string& mnt, bool nonempty) {
@@ -135,7 +168,24 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
           const std::function<void(const std::string&)>& report) {
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
-  fs::Filesystem filesystem(std::move(dataset), opts.fs);
+  std::unique_ptr<cache::CacheTier> ssd;
+  std::string ssd_note = "no SSD tier (use --cache-dir)";
+  if (!opts.cache_dir.empty()) {
+    cache::SsdTierOptions so;
+    so.dir = opts.cache_dir;
+    so.name_space = dataset->Identity();
+    so.budget_bytes = opts.ssd_cache_bytes > 0 ? opts.ssd_cache_bytes : DefaultSsdCache(so.dir);
+    so.expected_keys = files;
+    auto tier = cache::SsdTier::Open(so);
+    if (!tier.ok()) {
+      report("SSD cache: " + tier.status().message());
+      return 1;
+    }
+    ssd_note = "SSD cache " + FormatBytes(so.budget_bytes) + " in " + opts.cache_dir + " (" +
+               FormatCount((*tier)->Counters().entries) + " entries kept from before)";
+    ssd = std::move(tier).value();
+  }
+  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(ssd));
   fs::FuseOpsConfig config;
   config.fs = &filesystem;
   config.uid = ::getuid();
@@ -148,8 +198,8 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   }
   Status served = (*server)->Serve([&](const Status& ready) {
     if (ready.ok()) {
-      spdlog::info("serving {} ({} files) at {}, RAM cache {}", dataset_dir, files,
-                   opts.mount.mountpoint, FormatBytes(opts.fs.ram_cache_bytes));
+      spdlog::info("serving {} ({} files) at {}, RAM cache {}, {}", dataset_dir, files,
+                   opts.mount.mountpoint, FormatBytes(opts.fs.ram_cache_bytes), ssd_note);
       report(kReady);
     } else {
       report(ready.message());
@@ -177,6 +227,7 @@ int RunMount(const MountArgs& in) {
   while (args.dataset.size() > 1 && args.dataset.back() == '/') args.dataset.pop_back();
 
   ParsedOptions opts;
+  opts.fs.ram_cache_bytes = DefaultRamCache();
   Status s = ParseOptions(args, &opts);
   if (!s.ok()) {
     PrintError("-o: " + s.message());

@@ -28,6 +28,8 @@ struct MountArgs {
   bool debug = false;
   std::vector<std::string> options;  // -o, comma lists allowed
   std::string ram_cache;             // overrides -o ram_cache=
+  std::string cache_dir;             // overrides -o cache_dir=
+  std::string ssd_cache;             // overrides -o ssd_cache=
   unsigned threads = 0;
   std::string log_file;
 };

@@ -45,14 +45,21 @@ int main(int argc, char** argv) {
       "Mount a packed dataset read-only at MNT.\n"
       "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
-      "mmfs options (-o): ram_cache=SIZE, threads=N, readdirplus=off|auto|always,\n"
-      "  read_ahead_kb=N, nonempty. Other -o options go to FUSE (allow_other, auto_unmount).");
+      "mmfs options (-o): ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
+      "  readdirplus=off|auto|always, read_ahead_kb=N, nonempty.\n"
+      "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
+      "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
   mount_cmd->add_option("DST", mount.dataset, "Dataset directory made by 'mmfs pack'")->required();
   mount_cmd->add_option("MNT", mount.mountpoint, "Empty directory to mount on")->required();
   mount_cmd->add_flag("-f,--foreground", mount.foreground, "Stay in the foreground, log to stderr");
   mount_cmd->add_flag("-d,--debug", mount.debug, "Trace every FUSE request (implies -f)");
   mount_cmd->add_option("-o", mount.options, "Mount options, comma-separated")->allow_extra_args(false);
-  mount_cmd->add_option("--ram-cache", mount.ram_cache, "RAM cache budget (default 256M)");
+  mount_cmd->add_option("--ram-cache", mount.ram_cache,
+                        "RAM cache budget (default 1/8 of memory, 64M..8G)");
+  mount_cmd->add_option("--cache-dir", mount.cache_dir,
+                        "Local SSD directory for the SSD cache tier (kept across mounts)");
+  mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
+                        "SSD cache budget (default half the free space there, at most 1T)");
   mount_cmd->add_option("--threads", mount.threads, "Maximum FUSE worker threads (default 16)");
   mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
                                                      "daemonized, stderr with -f)");

@@ -1,0 +1,107 @@
+#include "fs/core/stats_format.h"
+
+#include <sstream>
+
+namespace mmfs::fs {
+
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+class Writer {
+ public:
+  void Family(const std::string& name, const char* type, const char* help) {
+    out_ << "# HELP " << name << ' ' << help << '\n' << "# TYPE " << name << ' ' << type << '\n';
+  }
+  void Sample(const std::string& name, const std::string& labels, double value) {
+    out_ << name;
+    if (!labels.empty()) out_ << '{' << labels << '}';
+    out_ << ' ' << value << '\n';
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string PrometheusFromStats(const nlohmann::json& j) {
+  Writer w;
+  const std::string ds = "dataset=\"" + Escape(j["dataset"]["path"].get<std::string>()) + "\"";
+  auto with = [&](const std::string& extra) { return ds + "," + extra; };
+
+  w.Family("mmfs_uptime_seconds", "gauge", "Seconds since the daemon started serving.");
+  w.Sample("mmfs_uptime_seconds", ds, j["uptime_seconds"].get<double>());
+  w.Family("mmfs_requests_total", "counter", "FUSE requests that reached the daemon, by operation.");
+  for (const auto& [op, v] : j["requests"].items()) {
+    w.Sample("mmfs_requests_total", with("op=\"" + op + "\""), v["count"].get<double>());
+  }
+  w.Family("mmfs_request_errors_total", "counter", "FUSE requests answered with an error.");
+  for (const auto& [op, v] : j["requests"].items()) {
+    w.Sample("mmfs_request_errors_total", with("op=\"" + op + "\""), v["errors"].get<double>());
+  }
+  w.Family("mmfs_request_latency_seconds", "gauge",
+           "Request latency quantiles (upper edge of a power-of-two bucket).");
+  for (const auto& [op, v] : j["requests"].items()) {
+    w.Sample("mmfs_request_latency_seconds", with("op=\"" + op + "\",quantile=\"0.5\""),
+             v["p50_us"].get<double>() / 1e6);
+    w.Sample("mmfs_request_latency_seconds", with("op=\"" + op + "\",quantile=\"0.99\""),
+             v["p99_us"].get<double>() / 1e6);
+  }
+  w.Family("mmfs_served_bytes_total", "counter", "Bytes returned to READ requests.");
+  w.Sample("mmfs_served_bytes_total", ds, j["bytes_served"].get<double>());
+
+  struct TierField {
+    const char* key;
+    const char* metric;
+    const char* type;
+    const char* help;
+  };
+  const TierField fields[] = {
+      {"lookups", "mmfs_cache_lookups_total", "counter", "Cache tier lookups."},
+      {"hits", "mmfs_cache_hits_total", "counter", "Cache tier hits."},
+      {"misses", "mmfs_cache_misses_total", "counter", "Cache tier misses."},
+      {"inserts", "mmfs_cache_inserts_total", "counter", "Blobs admitted into the tier."},
+      {"rejected", "mmfs_cache_rejected_total", "counter", "Blobs the admission policy kept out."},
+      {"evictions", "mmfs_cache_evictions_total", "counter", "Blobs evicted from the tier."},
+      {"entries", "mmfs_cache_entries", "gauge", "Blobs held by the tier."},
+      {"bytes_used", "mmfs_cache_used_bytes", "gauge", "Bytes held by the tier."},
+      {"bytes_budget", "mmfs_cache_budget_bytes", "gauge", "Byte budget of the tier."},
+      {"corrupt", "mmfs_cache_corrupt_total", "counter", "Damaged entries found (misses)."},
+      {"write_errors", "mmfs_cache_write_errors_total", "counter", "Failed cache writes."},
+  };
+  for (const TierField& f : fields) {
+    w.Family(f.metric, f.type, f.help);
+    for (const auto& tier : j["cache"]["tiers"]) {
+      w.Sample(f.metric, with("tier=\"" + tier["name"].get<std::string>() + "\""),
+               tier.value(f.key, 0.0));
+    }
+  }
+  w.Family("mmfs_origin_reads_total", "counter", "Files read from the shards (cache misses).");
+  w.Sample("mmfs_origin_reads_total", ds, j["origin"]["reads"].get<double>());
+  w.Family("mmfs_origin_bytes_total", "counter", "Bytes read from the shards.");
+  w.Sample("mmfs_origin_bytes_total", ds, j["origin"]["bytes"].get<double>());
+  w.Family("mmfs_origin_errors_total", "counter", "Shard reads that failed.");
+  w.Sample("mmfs_origin_errors_total", ds, j["origin"]["errors"].get<double>());
+  w.Family("mmfs_checksum_failures_total", "counter", "Files whose bytes failed their checksum.");
+  w.Sample("mmfs_checksum_failures_total", ds, j["errors"]["checksum"].get<double>());
+  w.Family("mmfs_io_errors_total", "counter", "System call failures while reading shards.");
+  w.Sample("mmfs_io_errors_total", ds, j["errors"]["io"].get<double>());
+  w.Family("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.");
+  w.Sample("mmfs_resident_memory_bytes", ds, j["memory"]["rss_bytes"].get<double>());
+  return w.str();
+}
+
+}  // namespace mmfs::fs
