@@ -1,6 +1,10 @@
 // mmfs stats: reads MNT/.mmfs/stats (JSON) and shows it for people, or passes it through (--json).
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <ctime>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,6 +28,42 @@ std::string Micros(uint64_t us) {
   return us == 0 ? "-" : FormatDuration(static_cast<double>(us) / 1e6);
 }
 
+// Tuning hints where the numbers say something.
+void PrintHints(const nlohmann::json& j) {
+  std::vector<std::string> hints;
+  const auto& tiers = j.at("cache").at("tiers");
+  for (const auto& tier : tiers) {
+    std::string name = tier.at("name").get<std::string>();
+    uint64_t lookups = tier.at("lookups").get<uint64_t>();
+    uint64_t hits = tier.at("hits").get<uint64_t>();
+    uint64_t used = tier.at("bytes_used").get<uint64_t>();
+    uint64_t budget = tier.at("bytes_budget").get<uint64_t>();
+    bool full = budget > 0 && used * 10 >= budget * 9;
+    if (full && lookups > 1000 && hits * 2 < lookups) {
+      hints.push_back("the " + name + " tier is full and misses more than it hits: the working "
+                      "set is larger than its budget (" + FormatBytes(budget) + ")" +
+                      (name == "ram" ? "; raise --ram-cache or add --cache-dir on a local SSD"
+                                     : "; raise --ssd-cache"));
+    }
+    if (tier.value("admission_paused", false)) {
+      hints.push_back("the " + name + " tier stopped admitting: its disk is nearly full or "
+                      "failing (see the daemon log)");
+    }
+  }
+  if (tiers.size() == 1 && j.at("origin").at("reads").get<uint64_t>() > 0 &&
+      j.at("dataset").at("bytes").get<uint64_t>() > tiers[0].at("bytes_budget").get<uint64_t>()) {
+    hints.push_back("the dataset is larger than the RAM tier and there is no SSD tier; "
+                    "--cache-dir DIR keeps later epochs off the origin");
+  }
+  if (j.at("errors").at("checksum").get<uint64_t>() > 0) {
+    hints.push_back("some files failed their checksum: the dataset is damaged; the daemon log "
+                    "names the files");
+  }
+  if (hints.empty()) return;
+  std::printf("\n  hints:\n");
+  for (const std::string& h : hints) std::printf("  - %s\n", h.c_str());
+}
+
 void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
   const auto& ds = j.at("dataset");
   std::printf("mmfs stats for %s (dataset %s, up %s)\n", mnt.c_str(),
@@ -40,13 +80,22 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
   for (const auto& tier : j.at("cache").at("tiers")) {
     uint64_t lookups = tier.at("lookups").get<uint64_t>();
     uint64_t hits = tier.at("hits").get<uint64_t>();
-    std::printf("  cache %-4s %s hit ratio (%s of %s lookups), %s of %s used, %s entries, %s evictions\n",
+    std::printf("  cache %-4s %s hit ratio (%s of %s lookups), %s of %s used, %s entries, "
+                "%s evictions, %s kept out\n",
                 tier.at("name").get<std::string>().c_str(), Percent(hits, lookups).c_str(),
                 FormatCount(hits).c_str(), FormatCount(lookups).c_str(),
                 FormatBytes(tier.at("bytes_used").get<uint64_t>()).c_str(),
                 FormatBytes(tier.at("bytes_budget").get<uint64_t>()).c_str(),
                 FormatCount(tier.at("entries").get<uint64_t>()).c_str(),
-                FormatCount(tier.at("evictions").get<uint64_t>()).c_str());
+                FormatCount(tier.at("evictions").get<uint64_t>()).c_str(),
+                FormatCount(tier.value("rejected", uint64_t{0})).c_str());
+    uint64_t corrupt = tier.value("corrupt", uint64_t{0});
+    uint64_t write_errors = tier.value("write_errors", uint64_t{0});
+    if (corrupt + write_errors > 0 || tier.value("admission_paused", false)) {
+      std::printf("             %s damaged entries dropped, %s write errors%s\n",
+                  FormatCount(corrupt).c_str(), FormatCount(write_errors).c_str(),
+                  tier.value("admission_paused", false) ? ", admission PAUSED" : "");
+    }
   }
   const auto& origin = j.at("origin");
   std::printf("  origin    %s reads, %s, %s errors, %s waits on a load in flight\n",
@@ -70,19 +119,101 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                 Micros(op.at("p99_us").get<uint64_t>()).c_str());
   }
   std::printf("\n  (kernel-cached reads never reach mmfs and are not counted here)\n");
+  PrintHints(j);
 }
 
 }  // namespace
 
+Result<nlohmann::json> ReadStats(const std::string& mnt) {
+  std::string path = mnt + "/" + fs::kControlDirName + "/" + fs::kStatsFileName;
+  auto text = ReadWholeFile(path, 64ull << 20);
+  if (!text.ok()) {
+    return Status::NotFound(mnt + " is not an mmfs mount, or its daemon is not answering (" +
+                            text.status().message() + ")");
+  }
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return Status::Corruption(path + ": not valid JSON");
+  return j;
+}
+
+uint64_t U(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  const nlohmann::json* p = &j;
+  for (const char* k : keys) {
+    if (!p->is_object() || !p->contains(k)) return 0;
+    p = &(*p)[k];
+  }
+  return p->is_number() ? p->get<uint64_t>() : 0;
+}
+
+std::atomic<bool> g_stop{false};
+
+// One line per interval with the deltas, in the style of `juicefs stats`.
+int Watch(const StatsArgs& args) {
+  signal(SIGINT, [](int) { g_stop = true; });
+  auto prev = ReadStats(args.mountpoint);
+  if (!prev.ok()) {
+    PrintError(prev.status().message());
+    return 1;
+  }
+  const double dt = args.watch;
+  int lines = 0;
+  while (!g_stop) {
+    for (int i = 0; i < static_cast<int>(dt * 10) && !g_stop; ++i) {
+      struct timespec ts = {0, 100000000};
+      nanosleep(&ts, nullptr);
+    }
+    if (g_stop) break;
+    auto cur = ReadStats(args.mountpoint);
+    if (!cur.ok()) {
+      PrintError(cur.status().message());
+      return 1;
+    }
+    if (lines++ % 20 == 0) {
+      std::printf("%8s %9s %10s %9s %8s %8s %10s %9s %9s %8s\n", "time", "reads/s", "served/s",
+                  "lookups/s", "ram hit", "ssd hit", "origin/s", "p99 read", "errors", "rss");
+    }
+    const auto& a = *prev;
+    const auto& b = *cur;
+    auto rate = [&](std::initializer_list<const char*> keys) {
+      return static_cast<double>(U(b, keys) - U(a, keys)) / dt;
+    };
+    auto tier_ratio = [&](size_t i) -> std::string {
+      const auto& ta = a["cache"]["tiers"];
+      const auto& tb = b["cache"]["tiers"];
+      if (i >= tb.size()) return "-";
+      uint64_t l = tb[i]["lookups"].get<uint64_t>() - ta[i]["lookups"].get<uint64_t>();
+      uint64_t h = tb[i]["hits"].get<uint64_t>() - ta[i]["hits"].get<uint64_t>();
+      return Percent(h, l);
+    };
+    std::time_t now = std::time(nullptr);
+    char when[16];
+    std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&now));
+    uint64_t errors = U(b, {"errors", "checksum"}) + U(b, {"errors", "io"});
+    std::printf("%8s %9.0f %8s/s %9.0f %8s %8s %8s/s %9s %9s %8s\n", when,
+                rate({"requests", "read", "count"}),
+                FormatBytes(static_cast<uint64_t>(rate({"bytes_served"}))).c_str(),
+                rate({"requests", "lookup", "count"}), tier_ratio(0).c_str(),
+                tier_ratio(1).c_str(),
+                FormatBytes(static_cast<uint64_t>(rate({"origin", "bytes"}))).c_str(),
+                Micros(U(b, {"requests", "read", "p99_us"})).c_str(),
+                FormatCount(errors).c_str(), FormatBytes(U(b, {"memory", "rss_bytes"})).c_str());
+    std::fflush(stdout);
+    prev = std::move(cur);
+  }
+  return 0;
+}
+
 int RunStats(const StatsArgs& args) {
-  std::string path = args.mountpoint + "/" + fs::kControlDirName + "/" + fs::kStatsFileName;
+  if (args.watch > 0) return Watch(args);
+  std::string path = args.mountpoint + "/" + fs::kControlDirName + "/" +
+                     (args.prometheus ? fs::kMetricsFileName : fs::kStatsFileName);
   auto text = ReadWholeFile(path, 64ull << 20);
   if (!text.ok()) {
     PrintError(args.mountpoint + " is not an mmfs mount, or its daemon is not answering (" +
                text.status().message() + ")");
     return 1;
   }
-  if (args.json) {
+  if (args.json || args.prometheus) {
     std::fwrite(text->data(), 1, text->size(), stdout);
     return 0;
   }

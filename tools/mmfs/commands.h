@@ -44,6 +44,8 @@ int RunUmount(const UmountArgs& args);
 struct StatsArgs {
   std::string mountpoint;
   bool json = false;
+  bool prometheus = false;
+  double watch = 0;  // seconds between lines; 0: print once
 };
 int RunStats(const StatsArgs& args);
 

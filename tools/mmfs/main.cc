@@ -71,9 +71,17 @@ int main(int argc, char** argv) {
 
   mmfs::cli::StatsArgs stats;
   CLI::App* stats_cmd = app.add_subcommand(
-      "stats", "Show what a mount is doing: requests, latencies, cache, origin reads, memory.");
+      "stats",
+      "Show what a mount is doing: requests, latencies, cache tiers, origin reads, memory,\n"
+      "with tuning hints. --watch N prints live rates; --json and --prometheus are for tools\n"
+      "(the same documents are the files MNT/.mmfs/stats and MNT/.mmfs/metrics).");
   stats_cmd->add_option("MNT", stats.mountpoint, "Mount point")->required();
   stats_cmd->add_flag("--json", stats.json, "Print the raw JSON document (.mmfs/stats)");
+  stats_cmd->add_flag("--prometheus", stats.prometheus,
+                      "Print the Prometheus text format (.mmfs/metrics)");
+  stats_cmd->add_option("--watch", stats.watch,
+                        "Print a line of per-second rates every SECONDS (e.g. --watch 1)")
+      ->check(CLI::PositiveNumber);
 
   CLI11_PARSE(app, argc, argv);
   if (pack_cmd->parsed()) return mmfs::cli::RunPack(pack);
