@@ -304,6 +304,74 @@ def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=No
     return results
 
 
+class MemoryLimit:
+    """A memory cgroup (v1) whose processes may use at most `limit` bytes, page cache included."""
+
+    PATH = "/sys/fs/cgroup/memory/mmfs-bench"
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __enter__(self):
+        os.makedirs(self.PATH, exist_ok=True)
+        with open(f"{self.PATH}/memory.limit_in_bytes", "w") as f:
+            f.write(f"{self.limit}\n")
+        return self
+
+    def add(self, pid):
+        with open(f"{self.PATH}/cgroup.procs", "w") as f:
+            f.write(f"{pid}\n")
+
+    def __exit__(self, *exc):
+        with open("/sys/fs/cgroup/memory/cgroup.procs", "w") as root:
+            for pid in open(f"{self.PATH}/cgroup.procs").read().split():
+                try:
+                    root.write(f"{pid}\n")
+                    root.flush()
+                except OSError:
+                    pass
+        with open(f"{self.PATH}/memory.force_empty", "w") as f:
+            f.write("0\n")
+        os.rmdir(self.PATH)
+
+
+def memory_limited_epochs(args, src, dataset, filelist, profile):
+    """Three shuffled DataLoader epochs with memory at half the dataset, origin throttled.
+
+    native: the reader runs in a memory cgroup of half the dataset (its page cache thrashes).
+    mmfs: the daemon's RAM tier gets that same half; the reader's cgroup keeps only 256 MiB of
+    the mount's page cache, so mmfs uses at most the same memory plus 256 MiB.
+    """
+    size = dir_bytes(src)
+    half = size // 2
+    results = {}
+    work = args.work
+    bps, iops = PROFILES[profile]
+    for peer, limit in [(Native(work, src), half),
+                        (Mmfs(work, dataset, None, ["--ram-cache", str(half)]), 256 << 20)]:
+        peer.stop()
+        drop_caches()
+        peer.start()
+        try:
+            with Throttle(src, bps, iops) as throttle, MemoryLimit(limit) as mem:
+                if peer.daemon_pid():
+                    throttle.add(peer.daemon_pid())
+                cmd = [PY, WORKLOADS, "loader-raw", peer.root, filelist, "--epochs", "3"]
+
+                def enter():
+                    throttle.add(os.getpid())
+                    mem.add(os.getpid())
+                out = subprocess.run(cmd, check=True, text=True, capture_output=True,
+                                     preexec_fn=enter).stdout
+            r = json.loads(out.strip().splitlines()[-1])
+            r["seconds"] = sum(r["epoch_seconds"][1:]) / 2
+            results[peer.name] = r
+            log(f"  memory-limited {peer.name}: epochs {r['epoch_seconds']}")
+        finally:
+            peer.stop()
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--samples", type=int, default=20000)
@@ -312,6 +380,8 @@ def main():
     ap.add_argument("--peers", default="native,squashfs,squashfuse_ll,mmfs")
     ap.add_argument("--work", default=os.path.join(HERE, ".cache"))
     ap.add_argument("--quick", action="store_true", help="fewer workloads (smoke test)")
+    ap.add_argument("--memory", action="store_true",
+                    help="also run 3 epochs with memory at half the dataset (cloud-volume origin)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench.py needs root (drop_caches, mounts, cgroups)")
@@ -355,6 +425,9 @@ def main():
     finally:
         for p in peers:
             p.stop()
+    if args.memory:
+        rows.append(("loader-raw epochs 2-3", "memory = dataset/2, cloud-volume",
+                     memory_limited_epochs(args, src, dataset, filelist, "cloud-volume")))
     write_report(args, peers, rows, started)
 
 

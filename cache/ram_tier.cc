@@ -29,6 +29,12 @@ void RamTier::Insert(CacheKey key, Blob blob) {
   shard.inserts++;
 }
 
+bool RamTier::Contains(CacheKey key) const {
+  const Shard& shard = *shards_[(key * 0x9E3779B97F4A7C15ull) >> 60];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  return shard.policy.Contains(key);
+}
+
 TierCounters RamTier::Counters() const {
   TierCounters c;
   c.lookups = lookups_.load(std::memory_order_relaxed);

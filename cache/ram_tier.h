@@ -27,6 +27,8 @@ class RamTier final : public CacheTier {
   Blob Lookup(CacheKey key) override;
   void Insert(CacheKey key, Blob blob) override;
   TierCounters Counters() const override;
+  // True if `key` is resident; unlike Lookup, not counted and not an access.
+  bool Contains(CacheKey key) const;
 
   // Per-entry bookkeeping charged against the budget, so a budget also bounds tiny files.
   static constexpr uint64_t kEntryOverhead = 96;

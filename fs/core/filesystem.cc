@@ -41,7 +41,8 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       options_(options),
       ram_tier_(options.ram_cache_bytes, dataset_->manifest().files),
       ssd_tier_(std::move(ssd_tier)),
-      cache_(TierList(&ram_tier_, ssd_tier_.get())) {}
+      cache_(TierList(&ram_tier_, ssd_tier_.get())),
+      prefetch_(options.prefetch_buffer_bytes) {}
 
 Filesystem::~Filesystem() = default;
 
@@ -226,13 +227,75 @@ Status Filesystem::Open(uint64_t ino, int flags) {
   return Status::Ok();
 }
 
-Result<cache::Blob> Filesystem::LoadVerified(const format::Entry& e) {
-  auto buf = std::make_shared<std::string>();
-  buf->resize(e.size());
-  Status s = dataset_->ReadVerified(e, buf->data());
+std::vector<format::Entry> Filesystem::SampleMembers(const format::Entry& e) const {
+  constexpr size_t kMaxMembers = 32;
+  constexpr uint64_t kMaxSpan = 16ull << 20;
+  std::vector<format::Entry> members = {e};
+  if (!options_.readahead) return members;
+  auto same_sample = [&](const format::Entry& o) {
+    return o.is_regular() && o.record.parent == e.record.parent &&
+           o.record.sample == e.record.sample && o.record.shard == e.record.shard;
+  };
+  // Members are neighbours: names sharing a key sort together within their directory.
+  for (uint64_t i = e.index; i > 0 && members.size() < kMaxMembers; --i) {
+    auto o = dataset_->GetEntry(i - 1);
+    if (!o.ok() || !same_sample(*o)) break;
+    members.insert(members.begin(), *o);
+  }
+  for (uint64_t i = e.index + 1; members.size() < kMaxMembers; ++i) {
+    auto o = dataset_->GetEntry(i);
+    if (!o.ok() || !same_sample(*o)) break;
+    members.push_back(*o);
+  }
+  // They must be back to back in the shard (the packer writes them so) and not too large.
+  for (size_t i = 1; i < members.size(); ++i) {
+    if (members[i - 1].record.data_offset + members[i - 1].size() !=
+        members[i].record.data_offset) {
+      return {e};
+    }
+  }
+  uint64_t span = members.back().record.data_offset + members.back().size() -
+                  members.front().record.data_offset;
+  if (span > kMaxSpan) return {e};
+  return members;
+}
+
+Result<cache::Blob> Filesystem::LoadForRead(const format::Entry& e) {
+  if (cache::Blob b = prefetch_.Take(e.index)) return b;
+  return LoadSample(e);
+}
+
+Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e) {
+  std::vector<format::Entry> members = SampleMembers(e);
+  const uint64_t start = members.front().record.data_offset;
+  const uint64_t span = members.back().record.data_offset + members.back().size() - start;
+  std::string raw(span, '\0');
+  Status s = dataset_->ReadShardRange(e.record.shard, start, span, raw.data());
   if (!s.ok()) return CountError(s);
-  if (options_.drop_origin_pages) dataset_->DropCachedPages(e);
-  return cache::Blob(std::move(buf));
+  origin_reads_.fetch_add(1, std::memory_order_relaxed);
+  origin_bytes_.fetch_add(span, std::memory_order_relaxed);
+  cache::Blob wanted;
+  for (const format::Entry& m : members) {
+    std::string_view bytes(raw.data() + (m.record.data_offset - start), m.size());
+    bool intact = XXH3_64bits(bytes.data(), bytes.size()) == m.record.checksum;
+    if (m.index == e.index) {
+      if (!intact) {
+        return CountError(Status::Corruption(
+            dataset_->manifest().shards[m.record.shard].file + " at offset " +
+            std::to_string(m.record.data_offset) + ": checksum mismatch for " +
+            dataset_->PathOf(m.index)));
+      }
+      wanted = members.size() == 1 ? std::make_shared<const std::string>(std::move(raw))
+                                   : std::make_shared<const std::string>(bytes);
+    } else if (intact && !ram_tier_.Contains(m.index)) {
+      // A damaged neighbour is not prefetched; its own read reports it.
+      prefetch_.Put(m.index, std::make_shared<const std::string>(bytes));
+    }
+  }
+  if (options_.drop_origin_pages) {
+    for (const format::Entry& m : members) dataset_->DropCachedPages(m);
+  }
+  return wanted;
 }
 
 Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset, size_t size) {
@@ -240,7 +303,7 @@ Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset
   if (offset >= e.size() || size == 0) return out;
   size_t len = static_cast<size_t>(std::min<uint64_t>(size, e.size() - offset));
   if (e.size() <= options_.max_cached_file_bytes) {
-    auto blob = cache_.Get(e.index, [&] { return LoadVerified(e); });
+    auto blob = cache_.Get(e.index, [&] { return LoadForRead(e); });
     if (!blob.ok()) return blob.status();
     out.owner = std::move(blob).value();
     out.data = out.owner->data() + offset;
@@ -278,6 +341,8 @@ Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset
   buf->resize(len);
   Status s = dataset_->ReadRange(e, offset, len, buf->data());
   if (!s.ok()) return CountError(s);
+  origin_reads_.fetch_add(1, std::memory_order_relaxed);
+  origin_bytes_.fetch_add(len, std::memory_order_relaxed);
   out.data = buf->data();
   out.size = len;
   out.owner = std::move(buf);
@@ -420,6 +485,7 @@ std::string Filesystem::StatsJson() const {
                      {"admission_paused", c.admission_paused}});
   }
   cache::OriginCounters o = cache_.origin_counters();
+  cache::PrefetchCounters p = prefetch_.Counters();
   double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                 metrics_.start)
                       .count();
@@ -437,10 +503,18 @@ std::string Filesystem::StatsJson() const {
       {"bytes_served", metrics_.bytes_served.load(std::memory_order_relaxed)},
       {"cache", {{"tiers", tiers}}},
       {"origin",
-       {{"reads", o.loads},
-        {"bytes", o.bytes},
+       {{"reads", origin_reads_.load(std::memory_order_relaxed)},
+        {"bytes", origin_bytes_.load(std::memory_order_relaxed)},
         {"errors", o.errors},
         {"coalesced", o.coalesced}}},
+      {"readahead",
+       {{"enabled", options_.readahead},
+        {"patterns",
+         {{"sample_members",
+           {{"issued", p.issued}, {"used", p.used}, {"wasted", p.wasted},
+            {"bytes_issued", p.bytes_issued}}}}},
+        {"buffer_bytes", p.bytes_held},
+        {"buffer_budget", p.budget}}},
       {"errors",
        {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},

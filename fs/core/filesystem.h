@@ -14,6 +14,7 @@
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -25,6 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cache/prefetch_buffer.h"
 #include "cache/ram_tier.h"
 #include "cache/tiered_cache.h"
 #include "fs/base/status.h"
@@ -53,6 +55,10 @@ struct FilesystemOptions {
   // Drop a shard's page-cache pages once their file is verified and cached: the bytes are then
   // held by the kernel's cache of the mount and the RAM tier, not a third time (docs/cache.md).
   bool drop_origin_pages = true;
+  // Readahead: a miss loads the file's whole sample (k.jpg brings k.txt, k.json) in one read and
+  // keeps the other members in the prefetch buffer for their reader.
+  bool readahead = true;
+  uint64_t prefetch_buffer_bytes = 64ull << 20;
   // Files larger than this are not cached whole; they are verified once, then read by range.
   uint64_t max_cached_file_bytes = 64ull << 20;
 };
@@ -112,7 +118,11 @@ class Filesystem {
   // A new inode holding a fresh copy of control file `name`.
   Result<Attr> NewSnapshot(std::string_view name);
   Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size);
-  Result<cache::Blob> LoadVerified(const format::Entry& e);
+  // The cache's loader: a prefetched copy if there is one, else the sample from its shard.
+  Result<cache::Blob> LoadForRead(const format::Entry& e);
+  Result<cache::Blob> LoadSample(const format::Entry& e);
+  // `e` and the other files of its sample that lie next to it in the shard (at most 32).
+  std::vector<format::Entry> SampleMembers(const format::Entry& e) const;
   Status CountError(const Status& s);
 
   std::unique_ptr<format::Dataset> dataset_;
@@ -121,6 +131,9 @@ class Filesystem {
   cache::RamTier ram_tier_;
   std::unique_ptr<cache::CacheTier> ssd_tier_;  // may be null
   cache::TieredCache cache_;
+  cache::PrefetchBuffer prefetch_;
+  std::atomic<uint64_t> origin_reads_{0};
+  std::atomic<uint64_t> origin_bytes_{0};
 
   mutable std::mutex mu_;
   uint64_t next_snapshot_ = 0;                     // guarded by mu_

@@ -225,6 +225,15 @@ Status Dataset::ReadRange(const Entry& entry, uint64_t offset, size_t len, char*
                    dir_ + "/" + shard.file);
 }
 
+Status Dataset::ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const {
+  if (shard >= shard_fds_.size() || offset > manifest_.shards[shard].size ||
+      len > manifest_.shards[shard].size - offset) {
+    return Status::InvalidArgument("read outside the shard");
+  }
+  return PreadFull(shard_fds_[shard].get(), out, len, offset,
+                   dir_ + "/" + manifest_.shards[shard].file);
+}
+
 void Dataset::DropCachedPages(const Entry& entry) const {
   if (!entry.is_regular() || entry.size() == 0) return;
   ::posix_fadvise(shard_fds_[entry.record.shard].get(),

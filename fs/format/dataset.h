@@ -64,6 +64,9 @@ class Dataset {
   // Reads the whole file and checks its XXH3-64 against the index.
   // REQUIRES: entry.is_regular(); `out` has room for entry.size() bytes.
   Status ReadVerified(const Entry& entry, char* out) const;
+  // Reads `len` raw bytes at `offset` of shard `shard` (several files of one sample at once).
+  // REQUIRES: the range lies inside the shard (as for any validated entry's bytes).
+  Status ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const;
   // Advises the kernel to drop the page-cache pages that lie wholly inside the file's bytes.
   void DropCachedPages(const Entry& entry) const;
   // Identity of the dataset's contents (for cache namespaces): "ds-" + the index checksum.

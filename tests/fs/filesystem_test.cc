@@ -191,6 +191,38 @@ TEST_F(FilesystemTest, SsdTierServesAfterRestartEvenWithDamagedShards) {
   EXPECT_EQ(fresh.status().code(), StatusCode::kCorruption);
 }
 
+TEST_F(FilesystemTest, ReadingAnImageBringsItsCaption) {
+  uint64_t jpg = Walk("train/cat/1.jpg").ino;
+  uint64_t txt = Walk("train/cat/1.txt").ino;
+  EXPECT_EQ(ReadAll(jpg), testing::MakeJpeg(20, 10));
+  EXPECT_EQ(ReadAll(txt), "a cat");
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["origin"]["reads"], 1);  // one read for the whole sample
+  EXPECT_EQ(j["readahead"]["patterns"]["sample_members"]["used"], 1);
+  // With readahead off, each file is its own origin read.
+  FilesystemOptions off;
+  off.readahead = false;
+  Make(off);
+  ReadAll(Walk("train/cat/1.jpg").ino);
+  ReadAll(Walk("train/cat/1.txt").ino);
+  j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["origin"]["reads"], 2);
+  EXPECT_EQ(j["readahead"]["patterns"]["sample_members"]["issued"], 0);
+}
+
+TEST_F(FilesystemTest, DamagedNeighbourIsNotPrefetchedAndReportsItself) {
+  auto ds = format::Dataset::Open(tmp_ / "ds");
+  auto cat = (*ds)->LookupChild(*(*ds)->LookupChild(*(*ds)->GetEntry(0), "train"), "cat");
+  auto txt = (*ds)->LookupChild(*cat, "1.txt");
+  int fd = ::open((tmp_ / "ds/shard-00000.mdb").c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, "Z", 1, static_cast<off_t>(txt->record.data_offset)), 1);
+  ::close(fd);
+  Make(FilesystemOptions{});
+  EXPECT_EQ(ReadAll(Walk("train/cat/1.jpg").ino), testing::MakeJpeg(20, 10));
+  auto r = fs_->Read(Walk("train/cat/1.txt").ino, 0, 100);
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+}
+
 TEST_F(FilesystemTest, StatsAddUp) {
   for (int i = 0; i < 300; ++i) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
   for (int i = 0; i < 300; i += 2) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);

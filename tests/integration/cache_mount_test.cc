@@ -108,7 +108,9 @@ TEST_F(CacheMountTest, EpochsLargerThanRamAddUp) {
   uint64_t lookups = ram["lookups"].get<uint64_t>();
   uint64_t hits = ram["hits"].get<uint64_t>();
   EXPECT_EQ(hits + ram["misses"].get<uint64_t>(), lookups);
-  EXPECT_EQ(s["origin"]["reads"].get<uint64_t>(), ram["misses"].get<uint64_t>());
+  // Each RAM miss was served by exactly one of: a prefetched sample member, an origin read.
+  uint64_t prefetched = s["readahead"]["patterns"]["sample_members"]["used"].get<uint64_t>();
+  EXPECT_EQ(s["origin"]["reads"].get<uint64_t>() + prefetched, ram["misses"].get<uint64_t>());
   // Later epochs too, but for the odd page the kernel declined to drop (fadvise is advice).
   EXPECT_LE(s["bytes_served"].get<uint64_t>(), 3 * total_bytes_);
   EXPECT_GE(s["bytes_served"].get<uint64_t>(), 3 * total_bytes_ * 99 / 100);
@@ -120,6 +122,25 @@ TEST_F(CacheMountTest, EpochsLargerThanRamAddUp) {
   EXPECT_GT(hits, 0u);
   EXPECT_GT(ratio, 0.15) << s.dump(2);
   EXPECT_LT(ratio, 0.34) << s.dump(2);
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+TEST_F(CacheMountTest, CaptionsFollowingImagesHitTheCache) {
+  ForegroundMount m(dst(), mnt(), {"--ram-cache", "1M"});  // too small to help: prefetch must
+  ASSERT_TRUE(m.mounted());
+  int captions = 0, wrong = 0;
+  for (const std::string& rel : files_) {
+    if (rel.size() < 4 || rel.substr(rel.size() - 4) != ".jpg") continue;
+    std::string caption = rel.substr(0, rel.size() - 4) + ".txt";
+    wrong += ReadUncached(mnt() + "/" + rel) != ReadFile(src() + "/" + rel);
+    wrong += ReadUncached(mnt() + "/" + caption) != ReadFile(src() + "/" + caption);
+    ++captions;
+  }
+  EXPECT_EQ(wrong, 0);
+  auto s = Stats();
+  const auto& pm = s["readahead"]["patterns"]["sample_members"];
+  EXPECT_GE(pm["used"].get<double>(), 0.95 * captions) << s.dump(2);
+  EXPECT_EQ(s["origin"]["reads"].get<int>(), captions);  // one origin read per sample
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 

@@ -80,6 +80,9 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
       } else {
         return Status::InvalidArgument("readdirplus must be off, auto or always");
       }
+    } else if (key == "readahead") {
+      if (value != "on" && value != "off") return Status::InvalidArgument("readahead must be on or off");
+      out->fs.readahead = value == "on";
     } else if (key == "nonempty") {
       out->nonempty = true;
     } else if (key == "rw") {
@@ -103,6 +106,12 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     out->cache_dir = std::filesystem::absolute(out->cache_dir, ec).lexically_normal().string();
   }
   if (args.threads > 0) out->mount.max_threads = args.threads;
+  if (!args.readahead.empty()) {
+    if (args.readahead != "on" && args.readahead != "off") {
+      return Status::InvalidArgument("--readahead must be on or off");
+    }
+    out->fs.readahead = args.readahead == "on";
+  }
   return Status::Ok();
 }
 

@@ -103,6 +103,19 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
               FormatBytes(origin.at("bytes").get<uint64_t>()).c_str(),
               FormatCount(origin.at("errors").get<uint64_t>()).c_str(),
               FormatCount(origin.at("coalesced").get<uint64_t>()).c_str());
+  if (j.contains("readahead")) {
+    const auto& ra = j.at("readahead");
+    const auto& pm = ra.at("patterns").at("sample_members");
+    uint64_t issued = pm.at("issued").get<uint64_t>();
+    uint64_t used = pm.at("used").get<uint64_t>();
+    std::printf("  readahead %s: sample members %s prefetched, %s used (%s), %s wasted; "
+                "buffer %s of %s\n",
+                ra.at("enabled").get<bool>() ? "on" : "off", FormatCount(issued).c_str(),
+                FormatCount(used).c_str(), Percent(used, issued).c_str(),
+                FormatCount(pm.at("wasted").get<uint64_t>()).c_str(),
+                FormatBytes(ra.at("buffer_bytes").get<uint64_t>()).c_str(),
+                FormatBytes(ra.at("buffer_budget").get<uint64_t>()).c_str());
+  }
   const auto& errors = j.at("errors");
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
               FormatCount(errors.at("checksum").get<uint64_t>()).c_str(),

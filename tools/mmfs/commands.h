@@ -30,6 +30,7 @@ struct MountArgs {
   std::string ram_cache;             // overrides -o ram_cache=
   std::string cache_dir;             // overrides -o cache_dir=
   std::string ssd_cache;             // overrides -o ssd_cache=
+  std::string readahead;             // "on" / "off"; overrides -o readahead=
   unsigned threads = 0;
   std::string log_file;
 };

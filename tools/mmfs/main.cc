@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
       "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
       "mmfs options (-o): ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
-      "  readdirplus=off|auto|always, read_ahead_kb=N, nonempty.\n"
+      "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty.\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
   mount_cmd->add_option("DST", mount.dataset, "Dataset directory made by 'mmfs pack'")->required();
@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
                         "Local SSD directory for the SSD cache tier (kept across mounts)");
   mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
                         "SSD cache budget (default half the free space there, at most 1T)");
+  mount_cmd->add_option("--readahead", mount.readahead,
+                        "on (default): a miss loads the whole sample (k.jpg brings k.txt); off")
+      ->check(CLI::IsMember({"on", "off"}));
   mount_cmd->add_option("--threads", mount.threads, "Maximum FUSE worker threads (default 16)");
   mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
                                                      "daemonized, stderr with -f)");
