@@ -1,52 +1,95 @@
 #include "cache/prefetch_buffer.h"
 
+#include <chrono>
+
 namespace mmfs::cache {
 
-void PrefetchBuffer::Put(CacheKey key, Blob blob) {
+namespace {
+// A reader never waits longer than this for a prefetch in flight; it then reads by itself.
+constexpr auto kMaxWait = std::chrono::seconds(10);
+}  // namespace
+
+const char* PrefetchPatternName(PrefetchPattern p) {
+  switch (p) {
+    case PrefetchPattern::kSampleMembers: return "sample_members";
+    case PrefetchPattern::kSequential: return "sequential";
+    case PrefetchPattern::kStrided: return "strided";
+    case PrefetchPattern::kCount: break;
+  }
+  return "unknown";
+}
+
+void PrefetchBuffer::Put(CacheKey key, Blob blob, PrefetchPattern pattern) {
   if (blob == nullptr || blob->size() > budget_) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (blobs_.count(key) > 0) return;
-  while (counters_.bytes_held + blob->size() > budget_ && !order_.empty()) {
+  if (held_.count(key) > 0) return;
+  while (bytes_held_ + blob->size() > budget_ && !order_.empty()) {
     CacheKey old = order_.front();
     order_.pop_front();
-    auto it = blobs_.find(old);
-    if (it == blobs_.end()) continue;  // already taken
-    counters_.bytes_held -= it->second->size();
-    counters_.wasted++;
-    blobs_.erase(it);
+    auto it = held_.find(old);
+    if (it == held_.end()) continue;  // already taken
+    bytes_held_ -= it->second.blob->size();
+    C(it->second.pattern).wasted++;
+    held_.erase(it);
   }
-  counters_.issued++;
-  counters_.bytes_issued += blob->size();
-  counters_.bytes_held += blob->size();
+  C(pattern).issued++;
+  C(pattern).bytes_issued += blob->size();
+  bytes_held_ += blob->size();
   order_.push_back(key);
-  blobs_.emplace(key, std::move(blob));
-  // Keys of taken entries linger in order_; trim them so it stays proportional to blobs_.
-  while (order_.size() > 2 * blobs_.size() + 64 && blobs_.count(order_.front()) == 0) {
+  held_.emplace(key, Held{std::move(blob), pattern});
+  // Keys of taken entries linger in order_; trim them so it stays proportional to held_.
+  while (order_.size() > 2 * held_.size() + 64 && held_.count(order_.front()) == 0) {
     order_.pop_front();
   }
 }
 
 Blob PrefetchBuffer::Take(CacheKey key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = blobs_.find(key);
-  if (it == blobs_.end()) return nullptr;
-  Blob blob = std::move(it->second);
-  blobs_.erase(it);
-  counters_.bytes_held -= blob->size();
-  counters_.used++;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (loading_.count(key) > 0) {
+    bool done = loaded_.wait_for(lock, kMaxWait, [&] { return loading_.count(key) == 0; });
+    auto it = held_.find(key);
+    if (done && it != held_.end()) C(it->second.pattern).late++;
+  }
+  auto it = held_.find(key);
+  if (it == held_.end()) return nullptr;
+  Blob blob = std::move(it->second.blob);
+  C(it->second.pattern).used++;
+  bytes_held_ -= blob->size();
+  held_.erase(it);
   return blob;
 }
 
 bool PrefetchBuffer::Contains(CacheKey key) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return blobs_.count(key) > 0;
+  return held_.count(key) > 0 || loading_.count(key) > 0;
 }
 
-PrefetchCounters PrefetchBuffer::Counters() const {
+std::vector<CacheKey> PrefetchBuffer::BeginLoad(const std::vector<CacheKey>& keys) {
+  std::vector<CacheKey> fresh;
   std::lock_guard<std::mutex> lock(mu_);
-  PrefetchCounters c = counters_;
-  c.budget = budget_;
-  return c;
+  for (CacheKey k : keys) {
+    if (held_.count(k) > 0 || !loading_.insert(k).second) continue;
+    fresh.push_back(k);
+  }
+  return fresh;
+}
+
+void PrefetchBuffer::EndLoad(const std::vector<CacheKey>& keys) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (CacheKey k : keys) loading_.erase(k);
+  }
+  loaded_.notify_all();
+}
+
+PrefetchCounters PrefetchBuffer::Counters(PrefetchPattern pattern) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_[static_cast<size_t>(pattern)];
+}
+
+uint64_t PrefetchBuffer::bytes_held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_held_;
 }
 
 }  // namespace mmfs::cache

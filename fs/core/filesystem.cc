@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -42,7 +43,100 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       ram_tier_(options.ram_cache_bytes, dataset_->manifest().files),
       ssd_tier_(std::move(ssd_tier)),
       cache_(TierList(&ram_tier_, ssd_tier_.get())),
-      prefetch_(options.prefetch_buffer_bytes) {}
+      prefetch_(options.prefetch_buffer_bytes),
+      detector_(options.readahead_config) {
+  if (options_.readahead && options_.prefetch_threads > 0) {
+    workers_ = std::make_unique<cache::PrefetchWorkers>(
+        options_.prefetch_threads, 256, [this](const cache::PrefetchJob& job) { RunPrefetch(job); });
+  }
+}
+
+void Filesystem::DrainPrefetch() {
+  if (workers_ != nullptr) workers_->Drain();
+}
+
+void Filesystem::PredictAndPrefetch(const format::Entry& e, uint64_t stream) {
+  if (workers_ == nullptr || stream == 0) return;
+  std::vector<int64_t> predicted = detector_.OnRead(stream, e.record.sample);
+  if (predicted.empty()) return;
+  int64_t stride = predicted.size() >= 2 ? predicted[1] - predicted[0] : 1;
+  const int64_t sample = e.record.sample;
+  const int64_t lo = predicted.front() < predicted.back() ? predicted.front() : predicted.back();
+  const int64_t hi = predicted.front() < predicted.back() ? predicted.back() : predicted.front();
+  std::unordered_set<int64_t> wanted(predicted.begin(), predicted.end());
+  cache::PrefetchJob job;
+  job.pattern = (stride == 1 || stride == -1) ? cache::PrefetchPattern::kSequential
+                                              : cache::PrefetchPattern::kStrided;
+  // Predicted samples of this directory lie next to e: walk its run of entries both ways.
+  constexpr uint64_t kMaxSteps = 4096;
+  auto visit = [&](uint64_t index) {
+    auto o = dataset_->GetEntry(index);
+    if (!o.ok() || o->record.parent != e.record.parent) return false;
+    if (!o->is_regular()) return true;  // a subdirectory between files
+    int64_t s = o->record.sample;
+    if (wanted.count(s) > 0) job.keys.push_back(o->index);
+    return s >= lo && s <= hi ? true : (index > e.index ? s < lo : s > hi);
+  };
+  if (hi > sample) {
+    for (uint64_t i = e.index + 1, n = 0; n < kMaxSteps && visit(i); ++i, ++n) {
+    }
+  }
+  if (lo < sample) {
+    for (uint64_t i = e.index, n = 0; i > 0 && n < kMaxSteps && visit(i - 1); --i, ++n) {
+    }
+  }
+  if (!job.keys.empty()) workers_->Submit(std::move(job));
+}
+
+void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
+  constexpr uint64_t kMaxSpan = 8ull << 20;
+  std::vector<uint64_t> candidates;
+  for (uint64_t k : job.keys) {
+    if (!ram_tier_.Contains(k)) candidates.push_back(k);
+  }
+  std::vector<uint64_t> mine = prefetch_.BeginLoad(candidates);
+  std::vector<format::Entry> entries;
+  for (uint64_t k : mine) {
+    auto e = dataset_->GetEntry(k);
+    if (e.ok() && e->is_regular() && e->size() <= options_.max_cached_file_bytes) {
+      entries.push_back(*e);
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const format::Entry& a, const format::Entry& b) {
+    return a.record.shard != b.record.shard ? a.record.shard < b.record.shard
+                                            : a.record.data_offset < b.record.data_offset;
+  });
+  // Neighbours in a shard are read together, one large sequential read, gaps included: LMDB
+  // puts a node header between small values and pads large ones to whole pages.
+  constexpr uint64_t kMaxGap = 64 << 10;
+  for (size_t i = 0; i < entries.size();) {
+    size_t j = i + 1;
+    uint64_t start = entries[i].record.data_offset;
+    uint64_t end = start + entries[i].size();
+    while (j < entries.size() && entries[j].record.shard == entries[i].record.shard &&
+           entries[j].record.data_offset >= end &&
+           entries[j].record.data_offset - end <= kMaxGap &&
+           entries[j].record.data_offset + entries[j].size() - start <= kMaxSpan) {
+      end = entries[j].record.data_offset + entries[j].size();
+      ++j;
+    }
+    std::string raw(end - start, '\0');
+    if (dataset_->ReadShardRange(entries[i].record.shard, start, raw.size(), raw.data()).ok()) {
+      prefetch_reads_.fetch_add(1, std::memory_order_relaxed);
+      prefetch_bytes_.fetch_add(raw.size(), std::memory_order_relaxed);
+      for (size_t m = i; m < j; ++m) {
+        std::string_view bytes(raw.data() + (entries[m].record.data_offset - start),
+                               entries[m].size());
+        // Damaged files are not prefetched; their own reads report them.
+        if (XXH3_64bits(bytes.data(), bytes.size()) != entries[m].record.checksum) continue;
+        prefetch_.Put(entries[m].index, std::make_shared<const std::string>(bytes), job.pattern);
+        if (options_.drop_origin_pages) dataset_->DropCachedPages(entries[m]);
+      }
+    }
+    i = j;
+  }
+  prefetch_.EndLoad(mine);
+}
 
 Filesystem::~Filesystem() = default;
 
@@ -289,7 +383,8 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e) {
                                    : std::make_shared<const std::string>(bytes);
     } else if (intact && !ram_tier_.Contains(m.index)) {
       // A damaged neighbour is not prefetched; its own read reports it.
-      prefetch_.Put(m.index, std::make_shared<const std::string>(bytes));
+      prefetch_.Put(m.index, std::make_shared<const std::string>(bytes),
+                    cache::PrefetchPattern::kSampleMembers);
     }
   }
   if (options_.drop_origin_pages) {
@@ -349,7 +444,7 @@ Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset
   return out;
 }
 
-Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size) {
+Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream) {
   OpTimer timer(metrics_, Op::kRead);
   Result<ReadData> result = ReadData{};
   if (IsSnapshotIno(ino)) {
@@ -373,6 +468,7 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size) {
     } else if (!e->is_regular()) {
       result = Status::InvalidArgument("not a regular file");
     } else {
+      PredictAndPrefetch(*e, stream);
       result = ReadRegular(*e, offset, size);
       if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
     }
@@ -485,7 +581,16 @@ std::string Filesystem::StatsJson() const {
                      {"admission_paused", c.admission_paused}});
   }
   cache::OriginCounters o = cache_.origin_counters();
-  cache::PrefetchCounters p = prefetch_.Counters();
+  json patterns = json::object();
+  for (int i = 0; i < static_cast<int>(cache::PrefetchPattern::kCount); ++i) {
+    auto pattern = static_cast<cache::PrefetchPattern>(i);
+    cache::PrefetchCounters p = prefetch_.Counters(pattern);
+    patterns[cache::PrefetchPatternName(pattern)] = {{"issued", p.issued},
+                                                     {"used", p.used},
+                                                     {"wasted", p.wasted},
+                                                     {"late", p.late},
+                                                     {"bytes_issued", p.bytes_issued}};
+  }
   double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                 metrics_.start)
                       .count();
@@ -509,12 +614,13 @@ std::string Filesystem::StatsJson() const {
         {"coalesced", o.coalesced}}},
       {"readahead",
        {{"enabled", options_.readahead},
-        {"patterns",
-         {{"sample_members",
-           {{"issued", p.issued}, {"used", p.used}, {"wasted", p.wasted},
-            {"bytes_issued", p.bytes_issued}}}}},
-        {"buffer_bytes", p.bytes_held},
-        {"buffer_budget", p.budget}}},
+        {"patterns", patterns},
+        {"runs_detected", detector_.runs_detected()},
+        {"reads", prefetch_reads_.load(std::memory_order_relaxed)},
+        {"bytes", prefetch_bytes_.load(std::memory_order_relaxed)},
+        {"jobs_dropped", workers_ != nullptr ? workers_->dropped() : 0},
+        {"buffer_bytes", prefetch_.bytes_held()},
+        {"buffer_budget", prefetch_.budget()}}},
       {"errors",
        {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},

@@ -26,7 +26,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cache/access_pattern.h"
 #include "cache/prefetch_buffer.h"
+#include "cache/prefetch_workers.h"
 #include "cache/ram_tier.h"
 #include "cache/tiered_cache.h"
 #include "fs/base/status.h"
@@ -59,6 +61,8 @@ struct FilesystemOptions {
   // keeps the other members in the prefetch buffer for their reader.
   bool readahead = true;
   uint64_t prefetch_buffer_bytes = 64ull << 20;
+  int prefetch_threads = 2;
+  cache::ReadaheadConfig readahead_config;
   // Files larger than this are not cached whole; they are verified once, then read by range.
   uint64_t max_cached_file_bytes = 64ull << 20;
 };
@@ -92,7 +96,11 @@ class Filesystem {
                  const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit);
   // Checks that `ino` may be opened with `flags`: EROFS for any write access, EISDIR for dirs.
   Status Open(uint64_t ino, int flags);
-  Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size);
+  // `stream` names the reader (the caller's pid at the FUSE layer; 0: unknown), whose access
+  // pattern drives readahead.
+  Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream = 0);
+  // Waits until queued prefetch work is done (tests).
+  void DrainPrefetch();
   Result<std::string> ReadLink(uint64_t ino);
   StatFsInfo StatFs();
   // nullopt when the attribute does not exist (ENODATA).
@@ -123,6 +131,10 @@ class Filesystem {
   Result<cache::Blob> LoadSample(const format::Entry& e);
   // `e` and the other files of its sample that lie next to it in the shard (at most 32).
   std::vector<format::Entry> SampleMembers(const format::Entry& e) const;
+  // Feeds the stream's access pattern and queues a prefetch of the samples it predicts.
+  void PredictAndPrefetch(const format::Entry& e, uint64_t stream);
+  // On a prefetch worker: loads the job's files, neighbours in one read, into the buffer.
+  void RunPrefetch(const cache::PrefetchJob& job);
   Status CountError(const Status& s);
 
   std::unique_ptr<format::Dataset> dataset_;
@@ -134,6 +146,11 @@ class Filesystem {
   cache::PrefetchBuffer prefetch_;
   std::atomic<uint64_t> origin_reads_{0};
   std::atomic<uint64_t> origin_bytes_{0};
+  std::atomic<uint64_t> prefetch_reads_{0};
+  std::atomic<uint64_t> prefetch_bytes_{0};
+  cache::AccessPatternDetector detector_;
+  // Declared last: destroyed first, so no job runs against members already gone.
+  std::unique_ptr<cache::PrefetchWorkers> workers_;
 
   mutable std::mutex mu_;
   uint64_t next_snapshot_ = 0;                     // guarded by mu_

@@ -164,7 +164,9 @@ void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
-  auto data = Config(req).fs->Read(ino, static_cast<uint64_t>(off), size);
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  auto data = Config(req).fs->Read(ino, static_cast<uint64_t>(off), size,
+                                   ctx != nullptr ? static_cast<uint64_t>(ctx->pid) : 0);
   if (!data.ok()) {
     fuse_reply_err(req, ToErrno(data.status()));
     return;

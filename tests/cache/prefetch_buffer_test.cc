@@ -2,35 +2,57 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace mmfs::cache {
 namespace {
 
 Blob B(size_t n) { return std::make_shared<const std::string>(n, 'p'); }
+constexpr auto kMembers = PrefetchPattern::kSampleMembers;
 
 TEST(PrefetchBufferTest, TakeCountsUsedAndRemoves) {
   PrefetchBuffer buf(1000);
-  buf.Put(1, B(100));
+  buf.Put(1, B(100), kMembers);
   EXPECT_TRUE(buf.Contains(1));
   ASSERT_NE(buf.Take(1), nullptr);
   EXPECT_EQ(buf.Take(1), nullptr);  // taken once
-  PrefetchCounters c = buf.Counters();
+  PrefetchCounters c = buf.Counters(kMembers);
   EXPECT_EQ(c.issued, 1u);
   EXPECT_EQ(c.used, 1u);
   EXPECT_EQ(c.wasted, 0u);
-  EXPECT_EQ(c.bytes_held, 0u);
+  EXPECT_EQ(buf.bytes_held(), 0u);
 }
 
 TEST(PrefetchBufferTest, OldestUnusedArePushedOutAsWasted) {
   PrefetchBuffer buf(1000);
-  for (CacheKey k = 0; k < 10; ++k) buf.Put(k, B(300));
-  PrefetchCounters c = buf.Counters();
-  EXPECT_LE(c.bytes_held, 1000u);
+  for (CacheKey k = 0; k < 10; ++k) buf.Put(k, B(300), PrefetchPattern::kSequential);
+  PrefetchCounters c = buf.Counters(PrefetchPattern::kSequential);
+  EXPECT_LE(buf.bytes_held(), 1000u);
   EXPECT_EQ(c.issued, 10u);
   EXPECT_EQ(c.wasted, 7u);
   EXPECT_EQ(buf.Take(0), nullptr);
   EXPECT_NE(buf.Take(9), nullptr);
-  buf.Put(99, B(5000));  // larger than the budget: ignored
+  buf.Put(99, B(5000), kMembers);  // larger than the budget: ignored
   EXPECT_FALSE(buf.Contains(99));
+  EXPECT_EQ(buf.Counters(kMembers).issued, 0u);
+}
+
+TEST(PrefetchBufferTest, ReaderWaitsForALoadInFlightAndCountsLate) {
+  PrefetchBuffer buf(1 << 20);
+  auto fresh = buf.BeginLoad({5, 6});
+  EXPECT_EQ(fresh.size(), 2u);
+  EXPECT_TRUE(buf.BeginLoad({5}).empty());  // already loading
+  Blob got;
+  std::thread reader([&] { got = buf.Take(5); });
+  // The reader is blocked until the load ends; finish it.
+  buf.Put(5, B(10), PrefetchPattern::kStrided);
+  buf.EndLoad({5, 6});
+  reader.join();
+  ASSERT_NE(got, nullptr);
+  PrefetchCounters c = buf.Counters(PrefetchPattern::kStrided);
+  EXPECT_EQ(c.used, 1u);
+  EXPECT_LE(c.late, 1u);  // late if the reader got there first, which is likely but not certain
+  EXPECT_EQ(buf.Take(6), nullptr);  // the load gave up on 6: no wait, no blob
 }
 
 }  // namespace

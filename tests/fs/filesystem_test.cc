@@ -210,6 +210,38 @@ TEST_F(FilesystemTest, ReadingAnImageBringsItsCaption) {
   EXPECT_EQ(j["readahead"]["patterns"]["sample_members"]["issued"], 0);
 }
 
+TEST_F(FilesystemTest, InOrderReadsArePrefetched) {
+  std::vector<uint64_t> inos;
+  for (int i = 0; i < 300; ++i) inos.push_back(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
+  int wrong = 0;
+  for (size_t i = 0; i < inos.size(); ++i) {
+    auto d = fs_->Read(inos[i], 0, 64, /*stream=*/42);
+    if (!d.ok() || std::string(d->data, d->size) != std::to_string(i)) ++wrong;
+    if (i % 16 == 0) fs_->DrainPrefetch();  // let the workers keep ahead, deterministically
+  }
+  EXPECT_EQ(wrong, 0);
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  const auto& seq = j["readahead"]["patterns"]["sequential"];
+  EXPECT_GE(j["readahead"]["runs_detected"].get<int>(), 1);
+  EXPECT_GT(seq["used"].get<int>(), 250) << j.dump(2);
+  EXPECT_LT(j["origin"]["reads"].get<int>(), 50) << j.dump(2);
+  EXPECT_GT(j["readahead"]["reads"].get<int>(), 0);
+  // Fewer, larger reads: neighbours were coalesced.
+  EXPECT_LT(j["readahead"]["reads"].get<int>(), seq["issued"].get<int>());
+}
+
+TEST_F(FilesystemTest, ShuffledReadsPrefetchNothing) {
+  std::vector<uint64_t> inos;
+  for (int i = 0; i < 300; ++i) inos.push_back(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
+  std::vector<size_t> order(inos.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = (i * 7919) % order.size();  // a permutation
+  for (size_t i : order) ASSERT_TRUE(fs_->Read(inos[i], 0, 64, 42).ok());
+  fs_->DrainPrefetch();
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["readahead"]["patterns"]["sequential"]["issued"], 0) << j.dump(2);
+  EXPECT_EQ(j["origin"]["reads"], 300);
+}
+
 TEST_F(FilesystemTest, DamagedNeighbourIsNotPrefetchedAndReportsItself) {
   auto ds = format::Dataset::Open(tmp_ / "ds");
   auto cat = (*ds)->LookupChild(*(*ds)->LookupChild(*(*ds)->GetEntry(0), "train"), "cat");

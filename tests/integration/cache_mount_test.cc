@@ -108,8 +108,11 @@ TEST_F(CacheMountTest, EpochsLargerThanRamAddUp) {
   uint64_t lookups = ram["lookups"].get<uint64_t>();
   uint64_t hits = ram["hits"].get<uint64_t>();
   EXPECT_EQ(hits + ram["misses"].get<uint64_t>(), lookups);
-  // Each RAM miss was served by exactly one of: a prefetched sample member, an origin read.
-  uint64_t prefetched = s["readahead"]["patterns"]["sample_members"]["used"].get<uint64_t>();
+  // Each RAM miss was served by exactly one of: a prefetched file, an origin read.
+  uint64_t prefetched = 0;
+  for (const auto& [name, p] : s["readahead"]["patterns"].items()) {
+    prefetched += p["used"].get<uint64_t>();
+  }
   EXPECT_EQ(s["origin"]["reads"].get<uint64_t>() + prefetched, ram["misses"].get<uint64_t>());
   // Later epochs too, but for the odd page the kernel declined to drop (fadvise is advice).
   EXPECT_LE(s["bytes_served"].get<uint64_t>(), 3 * total_bytes_);
@@ -141,6 +144,25 @@ TEST_F(CacheMountTest, CaptionsFollowingImagesHitTheCache) {
   const auto& pm = s["readahead"]["patterns"]["sample_members"];
   EXPECT_GE(pm["used"].get<double>(), 0.95 * captions) << s.dump(2);
   EXPECT_EQ(s["origin"]["reads"].get<int>(), captions);  // one origin read per sample
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+TEST_F(CacheMountTest, InOrderWalkIsPrefetchedAndCorrect) {
+  ForegroundMount m(dst(), mnt(), {"--ram-cache", "1M"});
+  ASSERT_TRUE(m.mounted());
+  int wrong = 0;
+  for (const std::string& rel : files_) {  // path order: images and captions, class by class
+    wrong += ReadUncached(mnt() + "/" + rel) != ReadFile(src() + "/" + rel);
+  }
+  EXPECT_EQ(wrong, 0);
+  auto s = Stats();
+  const auto& ra = s["readahead"];
+  uint64_t used = ra["patterns"]["sequential"]["used"].get<uint64_t>() +
+                  ra["patterns"]["sample_members"]["used"].get<uint64_t>();
+  EXPECT_GE(ra["runs_detected"].get<uint64_t>(), 1u) << s.dump(2);
+  // Most files came from readahead, not from a demand read of the origin.
+  EXPECT_GT(used, files_.size() / 2) << s.dump(2);
+  EXPECT_LT(s["origin"]["reads"].get<uint64_t>(), files_.size() / 4) << s.dump(2);
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 

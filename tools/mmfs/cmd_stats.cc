@@ -105,16 +105,20 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
               FormatCount(origin.at("coalesced").get<uint64_t>()).c_str());
   if (j.contains("readahead")) {
     const auto& ra = j.at("readahead");
-    const auto& pm = ra.at("patterns").at("sample_members");
-    uint64_t issued = pm.at("issued").get<uint64_t>();
-    uint64_t used = pm.at("used").get<uint64_t>();
-    std::printf("  readahead %s: sample members %s prefetched, %s used (%s), %s wasted; "
-                "buffer %s of %s\n",
-                ra.at("enabled").get<bool>() ? "on" : "off", FormatCount(issued).c_str(),
-                FormatCount(used).c_str(), Percent(used, issued).c_str(),
-                FormatCount(pm.at("wasted").get<uint64_t>()).c_str(),
+    std::printf("  readahead %s, %s runs detected, buffer %s of %s\n",
+                ra.at("enabled").get<bool>() ? "on" : "off",
+                FormatCount(ra.value("runs_detected", uint64_t{0})).c_str(),
                 FormatBytes(ra.at("buffer_bytes").get<uint64_t>()).c_str(),
                 FormatBytes(ra.at("buffer_budget").get<uint64_t>()).c_str());
+    for (const auto& [name, pm] : ra.at("patterns").items()) {
+      uint64_t issued = pm.at("issued").get<uint64_t>();
+      if (issued == 0) continue;
+      uint64_t used = pm.at("used").get<uint64_t>();
+      std::printf("    %-15s %s prefetched, %s used (%s), %s wasted, %s late\n", name.c_str(),
+                  FormatCount(issued).c_str(), FormatCount(used).c_str(),
+                  Percent(used, issued).c_str(), FormatCount(pm.at("wasted").get<uint64_t>()).c_str(),
+                  FormatCount(pm.value("late", uint64_t{0})).c_str());
+    }
   }
   const auto& errors = j.at("errors");
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
