@@ -372,6 +372,44 @@ def memory_limited_epochs(args, src, dataset, filelist, profile):
     return results
 
 
+def million(args):
+    """Mount time, listing and daemon memory at 1M entries (metadata-only files)."""
+    n = 1_000_000
+    work = args.work
+    src = os.path.join(work, f"meta-{n}")
+    if not os.path.isdir(os.path.join(src, "train")):
+        log(f"generating {n} metadata-only entries in {src}")
+        run([GEN, src, "--samples", str(n), "--classes", "1000", "--metadata-only"])
+    image = os.path.join(work, f"meta-{n}.sqfs")
+    if not os.path.exists(image):
+        run(["mksquashfs", src, image, "-noI", "-noD", "-noF", "-noX", "-no-progress", "-quiet"])
+    dataset = os.path.join(work, f"meta-{n}.mmfs")
+    if not os.path.exists(dataset):
+        run([MMFS, "pack", "-q", src, dataset])
+    peers = [Native(work, src), KernelSquashfs(work, image, None), SquashfuseLL(work, image, None),
+             Mmfs(work, dataset, None, ["--ram-cache", "64M"])]
+    res = {"mount": {}, "list": {}}
+    rss = {}
+    for p in peers:
+        p.stop()
+        drop_caches()
+        p.start()
+        try:
+            res["mount"][p.name] = {"seconds": p.mount_seconds}
+            t = time.monotonic()
+            files = sum(len(fs) for _, _, fs in os.walk(p.root))
+            res["list"][p.name] = {"seconds": time.monotonic() - t, "files": files}
+            if p.daemon_pid():
+                rss[p.name] = peak_rss(p.daemon_pid())
+            log(f"  1M entries {p.name}: mount {p.mount_seconds:.3f} s, "
+                f"cold os.walk {res['list'][p.name]['seconds']:.2f} s ({files} files)")
+        finally:
+            p.stop()
+    for name, r in rss.items():
+        res["list"][name]["daemon_peak_rss"] = r
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--samples", type=int, default=20000)
@@ -380,6 +418,8 @@ def main():
     ap.add_argument("--peers", default="native,squashfs,squashfuse_ll,mmfs")
     ap.add_argument("--work", default=os.path.join(HERE, ".cache"))
     ap.add_argument("--quick", action="store_true", help="fewer workloads (smoke test)")
+    ap.add_argument("--million", action="store_true",
+                    help="also measure mount time and listing at 1M entries")
     ap.add_argument("--memory", action="store_true",
                     help="also run 3 epochs with memory at half the dataset (cloud-volume origin)")
     args = ap.parse_args()
@@ -431,6 +471,10 @@ def main():
     finally:
         for p in peers:
             p.stop()
+    if args.million:
+        m = million(args)
+        rows.append(("mount, 1M entries", "", m["mount"]))
+        rows.append(("os.walk, 1M entries", "cold", m["list"]))
     if args.memory:
         rows.append(("loader-raw epochs 2-3", "memory = dataset/2, cloud-volume",
                      memory_limited_epochs(args, src, dataset, filelist, "cloud-volume")))

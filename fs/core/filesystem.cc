@@ -67,11 +67,14 @@ void Filesystem::PredictAndPrefetch(const format::Entry& e, uint64_t stream) {
   cache::PrefetchJob job;
   job.pattern = (stride == 1 || stride == -1) ? cache::PrefetchPattern::kSequential
                                               : cache::PrefetchPattern::kStrided;
-  // Predicted samples of this directory lie next to e: walk its run of entries both ways.
+  // Predicted samples lie next to e in the index: a directory's files are one run of entries
+  // in sample order, and the runs of sibling directories (class folders) follow each other in
+  // the same order. Walk both ways until past the predicted range; where a deeper layout breaks
+  // that order the walk just stops early.
   constexpr uint64_t kMaxSteps = 4096;
   auto visit = [&](uint64_t index) {
     auto o = dataset_->GetEntry(index);
-    if (!o.ok() || o->record.parent != e.record.parent) return false;
+    if (!o.ok()) return false;
     if (!o->is_regular()) return true;  // a subdirectory between files
     int64_t s = o->record.sample;
     if (wanted.count(s) > 0) job.keys.push_back(o->index);

@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
   int classes = 10, min_side = 160, max_side = 640;
   std::string split = "train";
   bool no_captions = false;
+  bool metadata_only = false;
   app.add_option("OUT", out, "Folder to write (created)")->required();
   app.add_option("-n,--samples", samples, "Number of samples")->capture_default_str();
   app.add_option("-c,--classes", classes, "Number of class folders")->capture_default_str();
@@ -117,6 +118,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-side", max_side, "Largest image side in pixels")->capture_default_str();
   app.add_option("--split", split, "Split folder name")->capture_default_str();
   app.add_flag("--no-captions", no_captions, "Write images only");
+  app.add_flag("--metadata-only", metadata_only,
+               "Write only small caption files (no images): for listing and mount-time tests "
+               "with millions of entries");
   CLI11_PARSE(app, argc, argv);
   if (classes < 1 || min_side < 8 || max_side < min_side) {
     std::fprintf(stderr, "mmfs-gen-dataset: bad sizes\n");
@@ -136,6 +140,16 @@ int main(int argc, char** argv) {
                   static_cast<int>(i % static_cast<uint64_t>(classes)),
                   static_cast<unsigned long long>(i));
     std::string base = out + rel;
+    if (metadata_only) {
+      std::string caption = Caption(rng);
+      if (!WriteFile(base + ".txt", caption.data(), caption.size())) {
+        std::fprintf(stderr, "mmfs-gen-dataset: cannot write %s.txt: %s\n", base.c_str(),
+                     std::strerror(errno));
+        return 1;
+      }
+      bytes += caption.size();
+      continue;
+    }
     std::vector<unsigned char> jpg = Image(rng, min_side, max_side, tj);
     std::string caption = Caption(rng);
     if (!WriteFile(base + ".jpg", jpg.data(), jpg.size()) ||
