@@ -42,11 +42,34 @@ double EpochHitRatio(double fraction, int epochs = 6) {
   return static_cast<double>(hits) / static_cast<double>(lookups);
 }
 
+// A plain LRU of `capacity` equal-size items, the baseline the policy is compared with.
+class Lru {
+ public:
+  explicit Lru(size_t capacity) : capacity_(capacity) {}
+  // Returns true on a hit; inserts on a miss.
+  bool Access(uint64_t key) {
+    auto it = where_.find(key);
+    bool hit = it != where_.end();
+    if (hit) {
+      order_.erase(it->second);
+    } else if (order_.size() >= capacity_) {
+      where_.erase(order_.back());
+      order_.pop_back();
+    }
+    order_.push_front(key);
+    where_[key] = order_.begin();
+    return hit;
+  }
+
+ private:
+  size_t capacity_;
+  std::list<uint64_t> order_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where_;
+};
+
 // The same trace through a plain LRU of the same size, for comparison.
 double LruEpochHitRatio(double fraction, int epochs = 6) {
-  auto capacity = static_cast<size_t>(fraction * kItems);
-  std::list<uint64_t> lru;
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where;
+  Lru lru(static_cast<size_t>(fraction * kItems));
   std::vector<uint64_t> order(kItems);
   for (uint64_t k = 0; k < kItems; ++k) order[k] = k;
   std::mt19937_64 rng(42);
@@ -54,16 +77,7 @@ double LruEpochHitRatio(double fraction, int epochs = 6) {
   for (int e = 0; e < epochs; ++e) {
     std::shuffle(order.begin(), order.end(), rng);
     for (uint64_t k : order) {
-      auto it = where.find(k);
-      bool hit = it != where.end();
-      if (hit) {
-        lru.erase(it->second);
-      } else if (lru.size() >= capacity) {
-        where.erase(lru.back());
-        lru.pop_back();
-      }
-      lru.push_front(k);
-      where[k] = lru.begin();
+      bool hit = lru.Access(k);
       if (e >= 2) {
         hits += hit;
         ++lookups;
@@ -103,9 +117,7 @@ TEST(ZipfPolicyTest, SkewedAccessKeepsThePopularKeys) {
   const double fraction = 0.1;
   RamTier tier(static_cast<uint64_t>(fraction * n * (kItemBytes + RamTier::kEntryOverhead)), n);
   auto blob = std::make_shared<const std::string>(kItemBytes, 'z');
-  std::list<uint64_t> lru;
-  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where;
-  const size_t lru_capacity = static_cast<size_t>(fraction * n);
+  Lru lru(static_cast<size_t>(fraction * n));
   uint64_t hits = 0, lru_hits = 0, lookups = 0;
   for (int i = 0; i < 400000; ++i) {
     auto key = static_cast<uint64_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
@@ -113,16 +125,7 @@ TEST(ZipfPolicyTest, SkewedAccessKeepsThePopularKeys) {
     CacheKey k = (key * 0x9E3779B97F4A7C15ull) % (1ull << 40);
     bool hit = tier.Lookup(k) != nullptr;
     if (!hit) tier.Insert(k, blob);
-    auto it = where.find(k);
-    bool lru_hit = it != where.end();
-    if (lru_hit) {
-      lru.erase(it->second);
-    } else if (lru.size() >= lru_capacity) {
-      where.erase(lru.back());
-      lru.pop_back();
-    }
-    lru.push_front(k);
-    where[k] = lru.begin();
+    bool lru_hit = lru.Access(k);
     if (i >= 100000) {
       hits += hit;
       lru_hits += lru_hit;
