@@ -39,12 +39,13 @@ def main():
     ap.add_argument("dataset")
     ap.add_argument("--ram-cache", default="4G")
     args = ap.parse_args()
+    dataset = os.path.abspath(args.dataset)
     mnt = tempfile.mkdtemp(prefix="mmfs-mem-")
     subprocess.run(["sync"])
     open("/proc/sys/vm/drop_caches", "w").write("3\n")
-    subprocess.run([MMFS, "mount", args.dataset, mnt, "--ram-cache", args.ram_cache], check=True)
+    subprocess.run([MMFS, "mount", dataset, mnt, "--ram-cache", args.ram_cache], check=True)
     try:
-        pid = int(subprocess.run(["pgrep", "-f", f"mount {os.path.abspath(args.dataset)} {mnt}"],
+        pid = int(subprocess.run(["pgrep", "-f", f"mount {dataset} {mnt}"],
                                  capture_output=True, text=True).stdout.split()[0])
         files = sorted(os.path.join(d, f) for d, _, fs in os.walk(mnt) for f in fs)
         data = 0
@@ -54,7 +55,7 @@ def main():
                     n = len(fh.read())
                 if epoch == 0:
                     data += n
-        shards = [os.path.join(args.dataset, f) for f in os.listdir(args.dataset)
+        shards = [os.path.join(dataset, f) for f in os.listdir(dataset)
                   if f.endswith(".mdb")]
         mount_cache = fincore_bytes(files)
         shard_cache = fincore_bytes(shards)

@@ -236,9 +236,11 @@ Status Dataset::ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char
 
 void Dataset::DropCachedPages(const Entry& entry) const {
   if (!entry.is_regular() || entry.size() == 0) return;
-  ::posix_fadvise(shard_fds_[entry.record.shard].get(),
-                  static_cast<off_t>(entry.record.data_offset), static_cast<off_t>(entry.size()),
-                  POSIX_FADV_DONTNEED);
+  constexpr uint64_t kFolio = 2ull << 20;
+  uint64_t start = entry.record.data_offset / kFolio * kFolio;
+  uint64_t end = (entry.record.data_offset + entry.size() + kFolio - 1) / kFolio * kFolio;
+  ::posix_fadvise(shard_fds_[entry.record.shard].get(), static_cast<off_t>(start),
+                  static_cast<off_t>(end - start), POSIX_FADV_DONTNEED);
 }
 
 std::string Dataset::Identity() const { return "ds-" + HexU64(manifest_.index_checksum); }

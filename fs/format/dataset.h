@@ -67,7 +67,9 @@ class Dataset {
   // Reads `len` raw bytes at `offset` of shard `shard` (several files of one sample at once).
   // REQUIRES: the range lies inside the shard (as for any validated entry's bytes).
   Status ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const;
-  // Advises the kernel to drop the page-cache pages that lie wholly inside the file's bytes.
+  // Advises the kernel to drop the shard's page-cache pages around the file's bytes. The range
+  // is widened to 2 MiB boundaries: the page cache holds large folios (up to 2 MiB), and a folio
+  // that is only partly inside the range is not dropped at all.
   void DropCachedPages(const Entry& entry) const;
   // Identity of the dataset's contents (for cache namespaces): "ds-" + the index checksum.
   std::string Identity() const;
