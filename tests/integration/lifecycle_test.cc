@@ -136,6 +136,28 @@ TEST_F(LifecycleTest, ReaddirplusListingsMatchTheSource) {
   }
 }
 
+TEST_F(LifecycleTest, VerifyFindsAFlippedByteAndInfoDescribes) {
+  auto ok = RunCommand({MmfsBinary(), "verify", dst()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("intact"), std::string::npos) << ok.output;
+  auto info = RunCommand({MmfsBinary(), "info", "--json", dst()});
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("\"samples\": 1"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("\"images\": 1"), std::string::npos) << info.output;
+  // Flip one byte of the caption's bytes in the shard.
+  std::string shard = ReadFile(dst() + "/shard-00000.mdb");
+  size_t at = shard.find("caption");
+  ASSERT_NE(at, std::string::npos);
+  shard[at] = 'C';
+  WriteFile(dst() + "/shard-00000.mdb", shard);
+  auto bad = RunCommand({MmfsBinary(), "verify", dst()});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("DAMAGED train/a/1.txt"), std::string::npos) << bad.output;
+  auto not_dataset = RunCommand({MmfsBinary(), "verify", tmp_ / "src"});
+  EXPECT_NE(not_dataset.exit_code, 0);
+  EXPECT_NE(not_dataset.output.find("not an mmfs dataset"), std::string::npos);
+}
+
 TEST_F(LifecycleTest, PackCommandSummaryAndErrors) {
   auto again = RunCommand({MmfsBinary(), "pack", tmp_ / "src", dst()});
   EXPECT_NE(again.exit_code, 0);

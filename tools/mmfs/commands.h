@@ -50,6 +50,15 @@ struct StatsArgs {
 };
 int RunStats(const StatsArgs& args);
 
+struct InspectArgs {
+  std::string dataset;
+  bool json = false;
+};
+// Checks every shard's and every file's checksum; exit 1 naming the damaged files.
+int RunVerify(const InspectArgs& args);
+// Describes a dataset from its manifest and index.
+int RunInfo(const InspectArgs& args);
+
 // "mmfs: error: <message>" on stderr.
 void PrintError(const std::string& message);
 

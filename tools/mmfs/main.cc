@@ -86,7 +86,23 @@ int main(int argc, char** argv) {
                         "Print a line of per-second rates every SECONDS (e.g. --watch 1)")
       ->check(CLI::PositiveNumber);
 
+  mmfs::cli::InspectArgs verify;
+  CLI::App* verify_cmd = app.add_subcommand(
+      "verify",
+      "Check a dataset: every shard's and every file's xxh3 checksum. Prints the damaged\n"
+      "files and exits 1 if there are any.");
+  verify_cmd->add_option("DST", verify.dataset, "Dataset directory")->required();
+  verify_cmd->add_flag("--json", verify.json, "Print the result as JSON");
+
+  mmfs::cli::InspectArgs info;
+  CLI::App* info_cmd = app.add_subcommand(
+      "info", "Describe a dataset: counts, sizes, shards, source, image sizes, top directories.");
+  info_cmd->add_option("DST", info.dataset, "Dataset directory")->required();
+  info_cmd->add_flag("--json", info.json, "Print the description as JSON");
+
   CLI11_PARSE(app, argc, argv);
+  if (verify_cmd->parsed()) return mmfs::cli::RunVerify(verify);
+  if (info_cmd->parsed()) return mmfs::cli::RunInfo(info);
   if (pack_cmd->parsed()) return mmfs::cli::RunPack(pack);
   if (mount_cmd->parsed()) return mmfs::cli::RunMount(mount);
   if (umount_cmd->parsed()) return mmfs::cli::RunUmount(umount);
