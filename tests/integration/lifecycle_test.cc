@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <filesystem>
 
@@ -90,6 +91,22 @@ TEST_F(LifecycleTest, SigintUnmountsCleanly) {
   ASSERT_TRUE(m.mounted());
   EXPECT_EQ(m.StopWith(SIGINT), 0);
   EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
+TEST_F(LifecycleTest, MountRecoversAStaleMountAfterKill9) {
+  ForegroundMount dying(dst(), mnt());
+  ASSERT_TRUE(dying.mounted());
+  EXPECT_EQ(dying.StopWith(SIGKILL), -1);  // died by a signal: the mount is left stale
+  ASSERT_TRUE(WaitFor([&] {
+    struct statfs st;  // statfs reaches the daemon; stat may be answered from cached attributes
+    return ::statfs(mnt().c_str(), &st) != 0 && errno == ENOTCONN;
+  }, 20)) << "the mount did not go stale";
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), mnt()}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stale mount"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  EXPECT_EQ(RunCommand({MmfsBinary(), "umount", mnt()}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20));
 }
 
 TEST_F(LifecycleTest, RemountGivesSameInodes) {

@@ -59,7 +59,11 @@ ForegroundMount::~ForegroundMount() {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
-  if (IsMountPoint(mountpoint_)) ForceCleanup(mountpoint_);
+  // A stale mount (daemon killed) fails stat, so also look in /proc/mounts.
+  if (IsMountPoint(mountpoint_) ||
+      ReadFile("/proc/mounts").find(" " + mountpoint_ + " ") != std::string::npos) {
+    ForceCleanup(mountpoint_);
+  }
 }
 
 std::vector<pid_t> FindDaemons(const std::string& mountpoint) {

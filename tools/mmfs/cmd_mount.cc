@@ -9,7 +9,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,15 +134,37 @@ uint64_t DefaultSsdCache(const std::string& dir) {
   return std::min<uint64_t>(space.available / 2, 1ull << 40);
 }
 
-Status CheckMountpoint(const std::string& mnt, bool nonempty) {
-  struct stat st;
-  if (::stat(mnt.c_str(), &st) != 0) {
-    if (errno == ENOTCONN) {
-      return Status::IoError(mnt + " has a stale FUSE mount whose daemon died; run 'mmfs umount " +
-                             mnt + "' first");
-    }
-    return Status::FromErrno(errno, "mount point " + mnt);
+// A FUSE mount whose daemon died answers ENOTCONN; detach it so the new mount can take its
+// place (what a restart after `kill -9` or a crash needs).
+Status RecoverStaleMount(const std::string& mnt) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
+    ::execlp("fusermount3", "fusermount3", "-u", "-z", mnt.c_str(), nullptr);
+    ::_exit(127);
   }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    if (::umount2(mnt.c_str(), MNT_DETACH) != 0) {
+      return Status::IoError(mnt + " has a stale FUSE mount whose daemon died, and it could not "
+                             "be detached; run 'mmfs umount -z " + mnt + "'");
+    }
+  }
+  std::fprintf(stderr, "mmfs: detached a stale mount at %s (its daemon had died)\n", mnt.c_str());
+  return Status::Ok();
+}
+
+Status CheckMountpoint(const std::string& mnt, bool nonempty) {
+  // statfs always reaches a FUSE daemon (stat may be answered from cached attributes), so it is
+  // the probe that tells a dead mount from a live one.
+  struct statfs probe;
+  if (::statfs(mnt.c_str(), &probe) != 0 && errno == ENOTCONN) {
+    MMFS_RETURN_IF_ERROR(RecoverStaleMount(mnt));
+  }
+  struct stat st;
+  if (::stat(mnt.c_str(), &st) != 0) return Status::FromErrno(errno, "mount point " + mnt);
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument("mount point " + mnt + " is not a directory");
   struct stat parent;
   std::string up = mnt + "/..";
