@@ -217,6 +217,13 @@ TEST_F(PackerTest, LeftoversOfACrashedPackAreRemoved) {
   EXPECT_TRUE(Contains(reporter.warnings, "interrupted pack"));
 }
 
+TEST_F(PackerTest, WarnsAboutATopLevelDotMmfs) {
+  WriteFile(src() + "/.mmfs/notes.txt", "mine");
+  CollectingReporter reporter;
+  ASSERT_TRUE(PackFolder(src(), dst(), &reporter).ok());
+  EXPECT_TRUE(Contains(reporter.warnings, "control directory"));
+}
+
 TEST_F(PackerTest, SamePackTwiceSameBytes) {
   WriteFile(src() + "/a/1.jpg", MakeJpeg(16, 16));
   WriteFile(src() + "/a/1.txt", "caption");

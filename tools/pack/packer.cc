@@ -117,6 +117,12 @@ class Packer {
     ScanCounts counts;
     MMFS_ASSIGN_OR_RETURN(SourceNode root, ScanFolder(src, reporter_, &counts));
     summary_.skipped = counts.skipped;
+    for (const SourceNode& child : root.children) {
+      if (child.name == ".mmfs") {
+        reporter_.Warning(src + "/.mmfs is packed but the mount shows its control directory "
+                          "there instead; rename it to reach it through the mount");
+      }
+    }
     progress_.files_total = counts.files;
     progress_.bytes_total = counts.bytes;
     reporter_.Phase("packing " + std::to_string(counts.files) + " files");
