@@ -127,13 +127,13 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
     if (dataset_->ReadShardRange(entries[i].record.shard, start, raw.size(), raw.data()).ok()) {
       prefetch_reads_.fetch_add(1, std::memory_order_relaxed);
       prefetch_bytes_.fetch_add(raw.size(), std::memory_order_relaxed);
+      if (options_.drop_origin_pages) dataset_->NoteOriginRead(entries[i].record.shard, raw.size());
       for (size_t m = i; m < j; ++m) {
         std::string_view bytes(raw.data() + (entries[m].record.data_offset - start),
                                entries[m].size());
         // Damaged files are not prefetched; their own reads report them.
         if (XXH3_64bits(bytes.data(), bytes.size()) != entries[m].record.checksum) continue;
         prefetch_.Put(entries[m].index, std::make_shared<const std::string>(bytes), job.pattern);
-        if (options_.drop_origin_pages) dataset_->DropCachedPages(entries[m]);
       }
     }
     i = j;
@@ -390,9 +390,7 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e) {
                     cache::PrefetchPattern::kSampleMembers);
     }
   }
-  if (options_.drop_origin_pages) {
-    for (const format::Entry& m : members) dataset_->DropCachedPages(m);
-  }
+  if (options_.drop_origin_pages) dataset_->NoteOriginRead(e.record.shard, span);
   return wanted;
 }
 

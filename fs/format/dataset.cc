@@ -119,6 +119,7 @@ Status Dataset::OpenShards() {
     }
     shard_fds_.push_back(std::move(fd).value());
   }
+  since_drop_ = std::make_unique<std::atomic<uint64_t>[]>(shard_fds_.size());
   return Status::Ok();
 }
 
@@ -234,13 +235,13 @@ Status Dataset::ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char
                    dir_ + "/" + manifest_.shards[shard].file);
 }
 
-void Dataset::DropCachedPages(const Entry& entry) const {
-  if (!entry.is_regular() || entry.size() == 0) return;
-  constexpr uint64_t kFolio = 2ull << 20;
-  uint64_t start = entry.record.data_offset / kFolio * kFolio;
-  uint64_t end = (entry.record.data_offset + entry.size() + kFolio - 1) / kFolio * kFolio;
-  ::posix_fadvise(shard_fds_[entry.record.shard].get(), static_cast<off_t>(start),
-                  static_cast<off_t>(end - start), POSIX_FADV_DONTNEED);
+void Dataset::NoteOriginRead(uint32_t shard, uint64_t bytes) const {
+  if (shard >= shard_fds_.size()) return;
+  uint64_t before = since_drop_[shard].fetch_add(bytes, std::memory_order_relaxed);
+  if (before + bytes < kDropEveryBytes || before >= kDropEveryBytes) return;
+  // Exactly one caller crosses the threshold and drops; the counter starts again.
+  since_drop_[shard].store(0, std::memory_order_relaxed);
+  ::posix_fadvise(shard_fds_[shard].get(), 0, 0, POSIX_FADV_DONTNEED);
 }
 
 std::string Dataset::Identity() const { return "ds-" + HexU64(manifest_.index_checksum); }

@@ -9,6 +9,7 @@
 // Thread-safety: after Open, every const method may be called from any number of threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -67,10 +68,13 @@ class Dataset {
   // Reads `len` raw bytes at `offset` of shard `shard` (several files of one sample at once).
   // REQUIRES: the range lies inside the shard (as for any validated entry's bytes).
   Status ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const;
-  // Advises the kernel to drop the shard's page-cache pages around the file's bytes. The range
-  // is widened to 2 MiB boundaries: the page cache holds large folios (up to 2 MiB), and a folio
-  // that is only partly inside the range is not dropped at all.
-  void DropCachedPages(const Entry& entry) const;
+  // Counts `bytes` read from `shard` by the caller; every kDropEveryBytes it advises the kernel
+  // to drop the shard's whole page cache. mmfs keeps its own copies, so the shard's page cache
+  // is a third copy of the same bytes. Per-file advice does not work: the page cache holds large
+  // folios (up to 2 MiB) and keeps any folio only partly inside the range, and widening every
+  // call to 2 MiB costs more than the read.
+  void NoteOriginRead(uint32_t shard, uint64_t bytes) const;
+  static constexpr uint64_t kDropEveryBytes = 128ull << 20;
   // Identity of the dataset's contents (for cache namespaces): "ds-" + the index checksum.
   std::string Identity() const;
 
@@ -88,6 +92,8 @@ class Dataset {
   const char* strings_ = nullptr;  // points into index_map_
   uint64_t strings_size_ = 0;
   std::vector<UniqueFd> shard_fds_;
+  // Bytes read from each shard since its page cache was last dropped.
+  mutable std::unique_ptr<std::atomic<uint64_t>[]> since_drop_;
 };
 
 }  // namespace mmfs::format
