@@ -3,10 +3,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <spdlog/spdlog.h>
 #include <string>
 #include <thread>
@@ -23,7 +24,6 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   if (::stat(options.mountpoint.c_str(), &st) != 0) {
     return Status::FromErrno(errno, "mount point " + options.mountpoint);
   }
-  server->unmounted_dev_ = st.st_dev;
 
   std::vector<std::string> args = {"mmfs"};
   std::string opts = "ro,default_permissions,subtype=mmfs,fsname=" + options.fsname;
@@ -60,21 +60,34 @@ FuseServer::~FuseServer() {
   fuse_session_destroy(session_);
 }
 
-void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
-  struct stat st;
-  // Blocks until INIT is done and the root's attributes are served by the loop.
-  if (::stat(options_.mountpoint.c_str(), &st) != 0) {
-    on_ready(Status::FromErrno(errno, "checking the new mount at " + options_.mountpoint));
-    return;
+namespace {
+// "MAJ:MIN" of the mount at `mountpoint` from /proc/self/mountinfo, or "" if none.
+std::string MountDevice(const std::string& mountpoint) {
+  std::ifstream info("/proc/self/mountinfo");
+  std::string line, found;
+  while (std::getline(info, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point == mountpoint) found = dev;  // the last one is the top of the stack
   }
-  if (st.st_dev == unmounted_dev_) {
-    on_ready(Status::IoError("the mount at " + options_.mountpoint + " went away before serving"));
+  return found;
+}
+}  // namespace
+
+void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
+  // Never stat our own mount here: if the daemon were killed while that request is in flight,
+  // the thread would wait forever in the kernel and keep /dev/fuse open, so the dead mount could
+  // not even be aborted. The mount table says everything needed. (Whoever started the daemon
+  // checks that it answers: see cmd_mount.cc.)
+  std::string dev = MountDevice(options_.mountpoint);
+  if (dev.empty()) {
+    on_ready(Status::IoError("the mount at " + options_.mountpoint + " is not in the mount table"));
     return;
   }
   if (options_.read_ahead_kb > 0) {
     // READ requests are capped by the mount's read-ahead; raise it so most files take one READ.
-    std::string path = "/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
-                       std::to_string(minor(st.st_dev)) + "/read_ahead_kb";
+    std::string path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
     std::string value = std::to_string(options_.read_ahead_kb);
     auto fd = OpenFile(path, O_WRONLY);
     if (!fd.ok() || ::write(fd->get(), value.data(), value.size()) < 0) {
@@ -91,10 +104,9 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
-  // Unmount before joining: a readiness check still waiting on the mount then returns.
+  ready_thread.join();
   fuse_session_unmount(session_);
   mounted_ = false;
-  ready_thread.join();
   if (rc != 0 && rc != SIGINT && rc != SIGTERM && rc != SIGHUP) {
     return Status::IoError("FUSE session ended with error " + std::to_string(rc));
   }

@@ -2,9 +2,9 @@
 // until unmount or SIGINT/SIGTERM/SIGHUP, and unmounts on the way out.
 //
 // Start-up order follows libfuse's examples: fuse_session_new, signal handlers, mount, loop;
-// teardown unwinds in reverse. Readiness is observed from outside the loop: a helper thread stats
-// the mount point, which succeeds only once the kernel has finished INIT and the daemon answers,
-// then raises the mount's read-ahead (the cap on READ size) and reports ready.
+// teardown unwinds in reverse. A helper thread finds the new mount in the mount table, raises its
+// read-ahead (the cap on READ size) and reports it mounted; it never touches the mount itself
+// (a daemon's request to its own mount can deadlock it if it is killed meanwhile).
 //
 // Thread-safety: one thread calls Mount and Serve; callbacks run on libfuse's worker threads.
 #pragma once
@@ -38,7 +38,7 @@ class FuseServer {
   FuseServer& operator=(const FuseServer&) = delete;
 
   // Serves requests until unmounted or signalled. `on_ready` is called once, from another
-  // thread, with OK when the mount answers requests, or with the reason it never did.
+  // thread, with OK once the mount is in place, or with the reason it is not.
   Status Serve(const std::function<void(const Status&)>& on_ready);
 
  private:
@@ -49,7 +49,6 @@ class FuseServer {
   struct fuse_session* session_ = nullptr;  // owned
   bool signals_installed_ = false;
   bool mounted_ = false;
-  dev_t unmounted_dev_ = 0;  // st_dev of the mount point before mounting
 };
 
 }  // namespace mmfs::fs

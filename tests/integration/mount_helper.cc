@@ -88,6 +88,22 @@ std::vector<pid_t> FindDaemons(const std::string& mountpoint) {
 }
 
 void ForceCleanup(const std::string& mountpoint) {
+  // Abort the FUSE connection first: a daemon stuck in the kernel would otherwise keep it alive.
+  std::string dev;
+  std::istringstream info(ReadFile("/proc/self/mountinfo"));
+  for (std::string line; std::getline(info, line);) {
+    std::istringstream f(line);
+    std::string id, parent, d, root, point;
+    f >> id >> parent >> d >> root >> point;
+    if (point == mountpoint) dev = d;
+  }
+  if (!dev.empty()) {
+    RunCommand({"/bin/sh", "-c",
+                "mountpoint -q /sys/fs/fuse/connections || "
+                "mount -t fusectl none /sys/fs/fuse/connections; "
+                "echo 1 > /sys/fs/fuse/connections/" + dev.substr(dev.find(':') + 1) + "/abort"},
+               20);
+  }
   RunCommand({"fusermount3", "-u", "-z", mountpoint}, 20);
   for (pid_t pid : FindDaemons(mountpoint)) ::kill(pid, SIGKILL);
 }

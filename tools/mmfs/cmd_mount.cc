@@ -309,7 +309,13 @@ int RunMount(const MountArgs& in) {
       msg.append(buf, static_cast<size_t>(n));
     }
     ::close(fds[0]);
-    if (msg == kReady) return 0;
+    if (msg == kReady) {
+      // The daemon is mounted; wait until it answers (statfs always reaches it). This process
+      // holds no /dev/fuse descriptor, so a daemon dying now gives ENOTCONN, not a hang.
+      struct statfs answer;
+      if (::statfs(args.mountpoint.c_str(), &answer) == 0) return 0;
+      msg = std::string("the mount does not answer: ") + std::strerror(errno);
+    }
     int status = 0;
     ::waitpid(pid, &status, 0);
     PrintError(msg.empty() ? "the mount daemon exited before the mount was ready (see syslog)"
