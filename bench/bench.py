@@ -461,7 +461,10 @@ def main():
                     help="also measure mount time and listing at 1M entries")
     ap.add_argument("--memory", action="store_true",
                     help="also run 3 epochs with memory at half the dataset (cloud-volume origin)")
+    ap.add_argument("--report", help="only rewrite latest.md from this results .jsonl file")
     args = ap.parse_args()
+    if args.report:
+        return report_from_jsonl(args.report)
     if os.geteuid() != 0:
         sys.exit("bench.py needs root (drop_caches, mounts, cgroups)")
     os.makedirs(args.work, exist_ok=True)
@@ -523,6 +526,27 @@ def main():
     write_report(args, peers, rows, started)
 
 
+class _Recorded:
+    """A peer as far as the report needs it, rebuilt from a results file."""
+
+    def __init__(self, name, pack_seconds, pack_bytes):
+        self.name, self.pack_seconds, self.pack_bytes = name, pack_seconds, pack_bytes
+
+
+def report_from_jsonl(path):
+    rows, meta = [], None
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            meta = r
+            rows.append((r["workload"], r["mode"], r["results"]))
+    peers = [_Recorded(p.get("name"), p.get("pack_seconds"), p.get("pack_bytes", 0))
+             for p in meta.get("peers", [])] or [
+        _Recorded(n, None, 0) for n in rows[0][2].keys()]
+    args = argparse.Namespace(samples=meta["samples"], repeats=meta.get("repeats", 3))
+    write_report(args, peers, rows, meta["started"])
+
+
 def write_report(args, peers, rows, started):
     out_dir = os.path.join(HERE, "results")
     os.makedirs(out_dir, exist_ok=True)
@@ -530,7 +554,10 @@ def write_report(args, peers, rows, started):
     with open(os.path.join(out_dir, f"{started}.jsonl"), "w") as f:
         for label, mode, res in rows:
             f.write(json.dumps({"started": started, "machine": machine, "samples": args.samples,
-                                "workload": label, "mode": mode, "results": res}) + "\n")
+                                "repeats": args.repeats, "workload": label, "mode": mode,
+                                "results": res,
+                                "peers": [{"name": p.name, "pack_seconds": p.pack_seconds,
+                                           "pack_bytes": p.pack_bytes} for p in peers]}) + "\n")
     names = [p.name for p in peers]
     lines = [f"Machine: {machine}. Date: {started}. Dataset: {args.samples} samples "
              f"(JPEG 160-640 px + caption), median of {args.repeats}.",
@@ -570,10 +597,10 @@ def write_report(args, peers, rows, started):
         gb = r.get("bytes", 0) / 1e9
         cpu_gb = f"{cpu / gb:.2f}" if cpu is not None and gb else "-"
         rss = r.get("daemon_peak_rss")
-        lines.append(f"| {p.name} | {p.pack_seconds:.1f} | {p.pack_bytes / 2**20:.0f} MiB | "
-                     f"{cpu_gb} | {rss / 2**20:.1f} MiB |" if rss else
-                     f"| {p.name} | {p.pack_seconds if p.pack_seconds is not None else 0:.1f} | "
-                     f"{p.pack_bytes / 2**20:.0f} MiB | {cpu_gb} | - |")
+        pack = f"{p.pack_seconds:.1f}" if p.pack_seconds is not None else "(cached)"
+        rss_text = f"{rss / 2**20:.1f} MiB" if rss else "-"
+        lines.append(f"| {p.name} | {pack} | {p.pack_bytes / 2**20:.0f} MiB | {cpu_gb} | "
+                     f"{rss_text} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out_dir, "latest.md"), "w") as f:
         f.write(text)
