@@ -30,7 +30,6 @@ MMFS = os.path.join(BUILD, "mmfs")
 GEN = os.path.join(BUILD, "mmfs-gen-dataset")
 PY = "/usr/bin/python3"
 WORKLOADS = os.path.join(HERE, "workloads.py")
-CGROUP = "/sys/fs/cgroup/blkio/mmfs-bench"
 
 PROFILES = {  # slow origins: (bytes/s, read IOPS)
     "cloud-volume": (125_000_000, 3000),
@@ -101,32 +100,44 @@ def evacuate(cgroup, root):
                 pass  # exited meanwhile
 
 
-class Throttle:
-    """A blkio cgroup (v1) that limits reads from the device holding `path`."""
+class V1Cgroup:
+    """A cgroup (v1) named mmfs-bench in one hierarchy; processes are added by pid."""
+
+    def __init__(self, hierarchy):
+        self.root = f"/sys/fs/cgroup/{hierarchy}"
+        self.path = f"{self.root}/mmfs-bench"
+
+    def write(self, name, value):
+        with open(f"{self.path}/{name}", "w") as f:
+            f.write(f"{value}\n")
+
+    def add(self, pid):
+        self.write("cgroup.procs", pid)
+
+    def remove(self):
+        evacuate(self.path, self.root)
+        os.rmdir(self.path)
+
+
+class Throttle(V1Cgroup):
+    """Limits reads from the device holding `path` (blkio.throttle.*)."""
 
     def __init__(self, path, bps, iops):
+        super().__init__("blkio")
         st = os.stat(path)
         self.dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
         self.bps, self.iops = bps, iops
 
     def __enter__(self):
-        os.makedirs(CGROUP, exist_ok=True)
-        with open(f"{CGROUP}/blkio.throttle.read_bps_device", "w") as f:
-            f.write(f"{self.dev} {self.bps}\n")
-        with open(f"{CGROUP}/blkio.throttle.read_iops_device", "w") as f:
-            f.write(f"{self.dev} {self.iops}\n")
+        os.makedirs(self.path, exist_ok=True)
+        self.write("blkio.throttle.read_bps_device", f"{self.dev} {self.bps}")
+        self.write("blkio.throttle.read_iops_device", f"{self.dev} {self.iops}")
         return self
 
-    def add(self, pid):
-        with open(f"{CGROUP}/cgroup.procs", "w") as f:
-            f.write(f"{pid}\n")
-
     def __exit__(self, *exc):
-        evacuate(CGROUP, "/sys/fs/cgroup/blkio")
-        for name in ("read_bps_device", "read_iops_device"):
-            with open(f"{CGROUP}/blkio.throttle.{name}", "w") as f:
-                f.write(f"{self.dev} 0\n")
-        os.rmdir(CGROUP)
+        self.write("blkio.throttle.read_bps_device", f"{self.dev} 0")
+        self.write("blkio.throttle.read_iops_device", f"{self.dev} 0")
+        self.remove()
 
 
 class Peer:
@@ -309,29 +320,22 @@ def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=No
     return results
 
 
-class MemoryLimit:
-    """A memory cgroup (v1) whose processes may use at most `limit` bytes, page cache included."""
-
-    PATH = "/sys/fs/cgroup/memory/mmfs-bench"
+class MemoryLimit(V1Cgroup):
+    """Its processes may use at most `limit` bytes, page cache included (memory cgroup v1)."""
 
     def __init__(self, limit):
+        super().__init__("memory")
         self.limit = limit
 
     def __enter__(self):
-        os.makedirs(self.PATH, exist_ok=True)
-        with open(f"{self.PATH}/memory.limit_in_bytes", "w") as f:
-            f.write(f"{self.limit}\n")
+        os.makedirs(self.path, exist_ok=True)
+        self.write("memory.limit_in_bytes", self.limit)
         return self
 
-    def add(self, pid):
-        with open(f"{self.PATH}/cgroup.procs", "w") as f:
-            f.write(f"{pid}\n")
-
     def __exit__(self, *exc):
-        evacuate(self.PATH, "/sys/fs/cgroup/memory")
-        with open(f"{self.PATH}/memory.force_empty", "w") as f:
-            f.write("0\n")
-        os.rmdir(self.PATH)
+        evacuate(self.path, self.root)
+        self.write("memory.force_empty", 0)
+        os.rmdir(self.path)
 
 
 def memory_limited_epochs(args, src, dataset, filelist, profile):
