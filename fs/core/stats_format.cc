@@ -29,6 +29,12 @@ class Writer {
     if (!labels.empty()) out_ << '{' << labels << '}';
     out_ << ' ' << value << '\n';
   }
+  // A family with one sample.
+  void Single(const std::string& name, const char* type, const char* help,
+              const std::string& labels, double value) {
+    Family(name, type, help);
+    Sample(name, labels, value);
+  }
   std::string str() const { return out_.str(); }
 
  private:
@@ -42,8 +48,8 @@ std::string PrometheusFromStats(const nlohmann::json& j) {
   const std::string ds = "dataset=\"" + Escape(j["dataset"]["path"].get<std::string>()) + "\"";
   auto with = [&](const std::string& extra) { return ds + "," + extra; };
 
-  w.Family("mmfs_uptime_seconds", "gauge", "Seconds since the daemon started serving.");
-  w.Sample("mmfs_uptime_seconds", ds, j["uptime_seconds"].get<double>());
+  w.Single("mmfs_uptime_seconds", "gauge", "Seconds since the daemon started serving.", ds,
+           j["uptime_seconds"].get<double>());
   w.Family("mmfs_requests_total", "counter", "FUSE requests that reached the daemon, by operation.");
   for (const auto& [op, v] : j["requests"].items()) {
     w.Sample("mmfs_requests_total", with("op=\"" + op + "\""), v["count"].get<double>());
@@ -60,8 +66,8 @@ std::string PrometheusFromStats(const nlohmann::json& j) {
     w.Sample("mmfs_request_latency_seconds", with("op=\"" + op + "\",quantile=\"0.99\""),
              v["p99_us"].get<double>() / 1e6);
   }
-  w.Family("mmfs_served_bytes_total", "counter", "Bytes returned to READ requests.");
-  w.Sample("mmfs_served_bytes_total", ds, j["bytes_served"].get<double>());
+  w.Single("mmfs_served_bytes_total", "counter", "Bytes returned to READ requests.", ds,
+           j["bytes_served"].get<double>());
 
   struct TierField {
     const char* key;
@@ -89,18 +95,28 @@ std::string PrometheusFromStats(const nlohmann::json& j) {
                tier.value(f.key, 0.0));
     }
   }
-  w.Family("mmfs_origin_reads_total", "counter", "Files read from the shards (cache misses).");
-  w.Sample("mmfs_origin_reads_total", ds, j["origin"]["reads"].get<double>());
-  w.Family("mmfs_origin_bytes_total", "counter", "Bytes read from the shards.");
-  w.Sample("mmfs_origin_bytes_total", ds, j["origin"]["bytes"].get<double>());
-  w.Family("mmfs_origin_errors_total", "counter", "Shard reads that failed.");
-  w.Sample("mmfs_origin_errors_total", ds, j["origin"]["errors"].get<double>());
-  w.Family("mmfs_checksum_failures_total", "counter", "Files whose bytes failed their checksum.");
-  w.Sample("mmfs_checksum_failures_total", ds, j["errors"]["checksum"].get<double>());
-  w.Family("mmfs_io_errors_total", "counter", "System call failures while reading shards.");
-  w.Sample("mmfs_io_errors_total", ds, j["errors"]["io"].get<double>());
-  w.Family("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.");
-  w.Sample("mmfs_resident_memory_bytes", ds, j["memory"]["rss_bytes"].get<double>());
+  w.Single("mmfs_origin_reads_total", "counter", "Reads of the shards for cache misses.", ds,
+           j["origin"]["reads"].get<double>());
+  w.Single("mmfs_origin_bytes_total", "counter", "Bytes read from the shards for cache misses.",
+           ds, j["origin"]["bytes"].get<double>());
+  w.Single("mmfs_origin_errors_total", "counter", "Shard reads that failed.", ds,
+           j["origin"]["errors"].get<double>());
+  w.Single("mmfs_checksum_failures_total", "counter", "Files whose bytes failed their checksum.",
+           ds, j["errors"]["checksum"].get<double>());
+  w.Single("mmfs_io_errors_total", "counter", "System call failures while reading shards.", ds,
+           j["errors"]["io"].get<double>());
+  w.Single("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.", ds,
+           j["memory"]["rss_bytes"].get<double>());
+  if (j.contains("readahead")) {
+    w.Family("mmfs_prefetch_total", "counter", "Files prefetched, by pattern and outcome.");
+    for (const auto& [pattern, p] : j["readahead"]["patterns"].items()) {
+      for (const char* outcome : {"issued", "used", "wasted", "late"}) {
+        w.Sample("mmfs_prefetch_total",
+                 with("pattern=\"" + pattern + "\",outcome=\"" + outcome + "\""),
+                 p.value(outcome, 0.0));
+      }
+    }
+  }
   return w.str();
 }
 

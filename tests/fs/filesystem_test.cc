@@ -305,6 +305,7 @@ TEST_F(FilesystemTest, StatsSnapshotsAreFreshInodes) {
   EXPECT_NE(text.find("# TYPE mmfs_requests_total counter"), std::string::npos) << text;
   EXPECT_NE(text.find("mmfs_served_bytes_total{dataset=\""), std::string::npos) << text;
   EXPECT_NE(text.find("mmfs_cache_hits_total{dataset="), std::string::npos) << text;
+  EXPECT_NE(text.find("outcome=\"wasted\"} 0"), std::string::npos) << text;
   fs_->Forget(second.ino);
   EXPECT_FALSE(fs_->GetAttr(second.ino).ok());
 }
