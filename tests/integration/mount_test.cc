@@ -197,6 +197,34 @@ TEST_F(MountTest, ControlDirIsHiddenButReachable) {
             first["requests"]["lookup"]["count"].get<uint64_t>());
 }
 
+TEST_F(MountTest, WarmReadsNeverReachTheDaemon) {
+  const std::string dir = Mnt() + "/train/class_007";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
+  for (const std::string& f : files) ReadFile(f);  // cold: the daemon serves these
+  auto count = [&] {
+    auto j = nlohmann::json::parse(ReadFile(Mnt() + "/.mmfs/stats"));
+    uint64_t n = 0;
+    for (const char* op : {"lookup", "getattr", "open", "read"}) {
+      n += j["requests"][op]["count"].get<uint64_t>();
+    }
+    return std::make_pair(n, j["requests"]["read"]["count"].get<uint64_t>());
+  };
+  // Reading the stats file costs a few requests itself (a fresh inode each time): measure that
+  // with nothing in between, then expect exactly the same cost around three warm rounds.
+  auto first = count();
+  auto before = count();
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string& f : files) ReadFile(f);  // warm: open, read, close by path
+  }
+  auto after = count();
+  EXPECT_EQ(after.second - before.second, before.second - first.second)
+      << "warm reads reached the daemon";
+  EXPECT_EQ(after.first - before.first, before.first - first.first)
+      << "warm opens or lookups reached the daemon";
+  EXPECT_GT(files.size(), 100u);
+}
+
 TEST_F(MountTest, StatsCommandHumanAndJson) {
   ReadFile(Mnt() + "/edge/ünïcødé 日本語.txt");
   auto human = RunCommand({MmfsBinary(), "stats", Mnt()});
