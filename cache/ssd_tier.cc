@@ -157,7 +157,11 @@ void SsdTier::Insert(CacheKey key, Blob blob) {
     }
     if (!policy_.Admit(key, blob->size() + kHeaderBytes, &evicted)) return;
     for (uint64_t k : evicted) {
-      pending_.erase(k);
+      // An entry evicted before its write ran still counts against the queue bound until here.
+      if (auto it = pending_.find(k); it != pending_.end()) {
+        pending_bytes_ -= it->second->size();
+        pending_.erase(it);
+      }
       queue_.push_back({k, nullptr});
     }
     pending_bytes_ += blob->size();
@@ -236,6 +240,11 @@ void SsdTier::WriterLoop() {
 void SsdTier::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return queue_.empty() && !writing_; });
+}
+
+uint64_t SsdTier::pending_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_bytes_;
 }
 
 TierCounters SsdTier::Counters() const {

@@ -53,6 +53,8 @@ class SsdTier final : public CacheTier {
   // Waits until every queued write has reached the disk (tests, clean shutdown).
   void Flush();
   std::string PathFor(CacheKey key) const;
+  // Bytes admitted but not yet written (bounded by max_pending_bytes; 0 after Flush).
+  uint64_t pending_bytes() const;
 
   static constexpr uint64_t kHeaderBytes = 32;
 

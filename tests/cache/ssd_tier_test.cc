@@ -125,6 +125,21 @@ TEST_F(SsdTierTest, FullDiskStopsAdmissionButKeepsServing) {
   EXPECT_EQ(t->Lookup(3), nullptr);
 }
 
+TEST_F(SsdTierTest, EvictingUnwrittenEntriesKeepsTheQueueAccountingRight) {
+  auto t = Open(40 * 1024);
+  for (CacheKey k = 0; k < 10; ++k) Put(*t, k, std::string(4000, 'o'));
+  // Popular newcomers push out entries, some of which may still be waiting to be written.
+  for (CacheKey k = 100; k < 200; ++k) {
+    for (int i = 0; i < 4; ++i) t->Lookup(k);
+    t->Insert(k, B(std::string(4000, 'n')));
+  }
+  t->Flush();
+  EXPECT_EQ(t->pending_bytes(), 0u);
+  EXPECT_GT(t->Counters().evictions, 0u);
+  EXPECT_LE(t->Counters().bytes_used, 40u * 1024);
+  EXPECT_EQ(t->Counters().dropped, 0u);
+}
+
 TEST_F(SsdTierTest, RejectsBadNamespace) {
   SsdTierOptions o;
   o.dir = tmp_ / "cache";
