@@ -374,17 +374,12 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e) {
   cache::Blob wanted;
   for (const format::Entry& m : members) {
     std::string_view bytes(raw.data() + (m.record.data_offset - start), m.size());
-    bool intact = XXH3_64bits(bytes.data(), bytes.size()) == m.record.checksum;
+    Status intact = dataset_->CheckSum(m, XXH3_64bits(bytes.data(), bytes.size()));
     if (m.index == e.index) {
-      if (!intact) {
-        return CountError(Status::Corruption(
-            dataset_->manifest().shards[m.record.shard].file + " at offset " +
-            std::to_string(m.record.data_offset) + ": checksum mismatch for " +
-            dataset_->PathOf(m.index)));
-      }
+      if (!intact.ok()) return CountError(intact);
       wanted = members.size() == 1 ? std::make_shared<const std::string>(std::move(raw))
                                    : std::make_shared<const std::string>(bytes);
-    } else if (intact && !ram_tier_.Contains(m.index)) {
+    } else if (intact.ok() && !ram_tier_.Contains(m.index)) {
       // A damaged neighbour is not prefetched; its own read reports it.
       prefetch_.Put(m.index, std::make_shared<const std::string>(bytes),
                     cache::PrefetchPattern::kSampleMembers);
@@ -426,9 +421,7 @@ Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset
     }
     uint64_t sum = XXH3_64bits_digest(state);
     XXH3_freeState(state);
-    if (s.ok() && sum != e.record.checksum) {
-      s = Status::Corruption("checksum mismatch for " + dataset_->PathOf(e.index));
-    }
+    if (s.ok()) s = dataset_->CheckSum(e, sum);
     if (!s.ok()) return CountError(s);
     std::lock_guard<std::mutex> lock(mu_);
     large_verified_.insert(e.index);

@@ -221,9 +221,7 @@ Status Dataset::ReadRange(const Entry& entry, uint64_t offset, size_t len, char*
   if (!entry.is_regular() || offset > r.size || len > r.size - offset) {
     return Status::InvalidArgument("read outside the file");
   }
-  const ShardInfo& shard = manifest_.shards[r.shard];
-  return PreadFull(shard_fds_[r.shard].get(), out, len, r.data_offset + offset,
-                   dir_ + "/" + shard.file);
+  return ReadShardRange(r.shard, r.data_offset + offset, len, out);
 }
 
 Status Dataset::ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const {
@@ -248,7 +246,10 @@ std::string Dataset::Identity() const { return "ds-" + HexU64(manifest_.index_ch
 
 Status Dataset::ReadVerified(const Entry& entry, char* out) const {
   MMFS_RETURN_IF_ERROR(ReadRange(entry, 0, entry.size(), out));
-  uint64_t sum = XXH3_64bits(out, entry.size());
+  return CheckSum(entry, XXH3_64bits(out, entry.size()));
+}
+
+Status Dataset::CheckSum(const Entry& entry, uint64_t sum) const {
   if (sum != entry.record.checksum) {
     return Status::Corruption(manifest_.shards[entry.record.shard].file + " at offset " +
                               std::to_string(entry.record.data_offset) + ": checksum mismatch for " +

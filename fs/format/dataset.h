@@ -65,6 +65,9 @@ class Dataset {
   // Reads the whole file and checks its XXH3-64 against the index.
   // REQUIRES: entry.is_regular(); `out` has room for entry.size() bytes.
   Status ReadVerified(const Entry& entry, char* out) const;
+  // OK if `sum` (XXH3-64 of bytes read for `entry`) matches the index, else a Corruption that
+  // names the shard, the offset and the path: the one message for every checksum failure.
+  Status CheckSum(const Entry& entry, uint64_t sum) const;
   // Reads `len` raw bytes at `offset` of shard `shard` (several files of one sample at once).
   // REQUIRES: the range lies inside the shard (as for any validated entry's bytes).
   Status ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const;
