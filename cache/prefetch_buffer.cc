@@ -14,6 +14,7 @@ const char* PrefetchPatternName(PrefetchPattern p) {
     case PrefetchPattern::kSampleMembers: return "sample_members";
     case PrefetchPattern::kSequential: return "sequential";
     case PrefetchPattern::kStrided: return "strided";
+    case PrefetchPattern::kHint: return "hint";
     case PrefetchPattern::kCount: break;
   }
   return "unknown";

@@ -25,7 +25,7 @@
 namespace mmfs::cache {
 
 // Why a blob was prefetched.
-enum class PrefetchPattern : int { kSampleMembers = 0, kSequential, kStrided, kCount };
+enum class PrefetchPattern : int { kSampleMembers = 0, kSequential, kStrided, kHint, kCount };
 const char* PrefetchPatternName(PrefetchPattern p);
 
 struct PrefetchCounters {

@@ -34,6 +34,13 @@ std::vector<cache::CacheTier*> TierList(cache::CacheTier* ram, cache::CacheTier*
   if (ssd != nullptr) tiers.push_back(ssd);
   return tiers;
 }
+
+// Samples a hint keeps in flight: about half the prefetch buffer, so that what is loaded ahead
+// is not pushed out before its reader arrives.
+uint32_t HintWindow(const format::Manifest& m, uint64_t buffer_bytes) {
+  uint64_t per_sample = std::max<uint64_t>(1, m.total_bytes / std::max<uint64_t>(1, m.samples));
+  return static_cast<uint32_t>(std::clamp<uint64_t>(buffer_bytes / 2 / per_sample, 16, 8192));
+}
 }  // namespace
 
 Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
@@ -44,7 +51,9 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       ssd_tier_(std::move(ssd_tier)),
       cache_(TierList(&ram_tier_, ssd_tier_.get())),
       prefetch_(options.prefetch_buffer_bytes),
-      detector_(options.readahead_config) {
+      detector_(options.readahead_config),
+      hint_(dataset_->entry_count(),
+            HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)) {
   if (options_.readahead && options_.prefetch_threads > 0) {
     workers_ = std::make_unique<cache::PrefetchWorkers>(
         options_.prefetch_threads, 256, [this](const cache::PrefetchJob& job) { RunPrefetch(job); });
@@ -178,6 +187,84 @@ Attr Filesystem::ControlDirAttr() const {
   return a;
 }
 
+Attr Filesystem::HintAttr() const {
+  Attr a;
+  a.ino = hint_ino();
+  a.mode = S_IFLNK | 0777;
+  a.size = options_.hint_target.size();
+  a.is_volatile = true;
+  return a;
+}
+
+void Filesystem::SetHintTarget(std::string target) { options_.hint_target = std::move(target); }
+
+Result<format::Entry> Filesystem::ResolvePath(std::string_view path) const {
+  const std::string& mnt = options_.mountpoint;
+  if (!mnt.empty() && path.size() > mnt.size() && path.substr(0, mnt.size()) == mnt &&
+      path[mnt.size()] == '/') {
+    path.remove_prefix(mnt.size());
+  }
+  auto cur = dataset_->GetEntry(kRootIno - 1);
+  while (cur.ok()) {
+    while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+    if (path.empty()) return cur;
+    size_t slash = path.find('/');
+    std::string_view name = path.substr(0, slash);
+    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash);
+    if (name == ".") continue;
+    if (!cur->is_dir()) return Status::NotFound("not a directory");
+    cur = dataset_->LookupChild(*cur, name);
+  }
+  return cur.status();
+}
+
+void Filesystem::BeginHint() { hint_.Begin(); }
+
+void Filesystem::AddHintLines(const std::vector<std::string>& lines) {
+  std::vector<uint64_t> keys;
+  keys.reserve(lines.size());
+  uint64_t unknown = 0;
+  for (std::string_view line : lines) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto e = ResolvePath(line);
+    if (e.ok() && e->is_regular()) {
+      keys.push_back(e->index);
+    } else {
+      ++unknown;
+    }
+  }
+  if (unknown > 0) hint_.CountUnknown(unknown);
+  std::vector<uint64_t> due = hint_.Append(keys);
+  hint_active_.store(hint_.active(), std::memory_order_relaxed);
+  SubmitPrefetch(due, cache::PrefetchPattern::kHint);
+}
+
+void Filesystem::EndHint() {
+  cache::HintCounters c = hint_.Counters();
+  spdlog::info("prefetch hint: {} files in order, {} lines named no file", c.positions, c.unknown);
+}
+
+void Filesystem::SubmitPrefetch(const std::vector<uint64_t>& keys, cache::PrefetchPattern pattern) {
+  if (workers_ == nullptr || keys.empty()) return;
+  // Jobs of a few dozen samples: big enough to coalesce neighbours into one origin read, small
+  // enough that the first of them arrives early.
+  constexpr size_t kJobKeys = 64;
+  cache::PrefetchJob job;
+  job.pattern = pattern;
+  for (uint64_t k : keys) {
+    auto e = dataset_->GetEntry(k);
+    if (!e.ok() || !e->is_regular()) continue;
+    for (const format::Entry& m : SampleMembers(*e)) job.keys.push_back(m.index);
+    if (job.keys.size() >= kJobKeys) {
+      workers_->Submit(std::move(job));
+      job = cache::PrefetchJob();
+      job.pattern = pattern;
+    }
+  }
+  if (!job.keys.empty()) workers_->Submit(std::move(job));
+}
+
 Result<format::Entry> Filesystem::EntryForIno(uint64_t ino) const {
   if (ino == 0 || ino > dataset_->entry_count()) return Status::NotFound("no such inode");
   auto e = dataset_->GetEntry(ino - 1);
@@ -190,7 +277,7 @@ Result<Attr> Filesystem::NewSnapshot(std::string_view name) {
   if (name == kMetricsFileName) text = PrometheusFromStats(nlohmann::json::parse(text));
   auto blob = std::make_shared<const std::string>(std::move(text));
   std::lock_guard<std::mutex> lock(mu_);
-  uint64_t ino = control_dir_ino() + 1 + next_snapshot_++;
+  uint64_t ino = hint_ino() + 1 + next_snapshot_++;
   snapshots_[ino] = blob;
   while (snapshots_.size() > kMaxSnapshots) snapshots_.erase(snapshots_.begin());
   Attr a;
@@ -206,6 +293,7 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   if (parent == kRootIno && name == kControlDirName) return ControlDirAttr();
   if (parent == control_dir_ino()) {
     if (name == kStatsFileName || name == kMetricsFileName) return NewSnapshot(name);
+    if (name == kHintFileName && !options_.hint_target.empty()) return HintAttr();
     timer.Fail();
     return Status::NotFound(std::string(name));
   }
@@ -230,6 +318,7 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
 Result<Attr> Filesystem::GetAttr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kGetattr);
   if (ino == control_dir_ino()) return ControlDirAttr();
+  if (ino == hint_ino() && !options_.hint_target.empty()) return HintAttr();
   if (IsSnapshotIno(ino)) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = snapshots_.find(ino);
@@ -264,7 +353,7 @@ Status Filesystem::ReadDir(
     self = ControlDirAttr();
     parent.ino = kRootIno;
     parent.mode = S_IFDIR | 0755;
-    count = 2;
+    count = options_.hint_target.empty() ? 2 : 3;
   } else {
     auto dir = EntryForIno(ino);
     if (!dir.ok()) {
@@ -292,10 +381,13 @@ Status Filesystem::ReadDir(
   }
   for (uint64_t i = pos - 2; i < count; ++i) {
     if (control) {
-      Attr a;
-      a.mode = S_IFREG | 0444;
-      a.ino = control_dir_ino() + 1;  // the kernel looks the name up before using it
-      if (!emit(i == 0 ? kStatsFileName : kMetricsFileName, a, 3 + i)) return Status::Ok();
+      static constexpr const char* kNames[] = {kStatsFileName, kMetricsFileName, kHintFileName};
+      Attr a = i == 2 ? HintAttr() : Attr{};
+      if (i < 2) {
+        a.mode = S_IFREG | 0444;
+        a.ino = hint_ino() + 1;  // the kernel looks the name up before using it
+      }
+      if (!emit(kNames[i], a, 3 + i)) return Status::Ok();
       continue;
     }
     auto child = dataset_->GetEntry(first + i);
@@ -463,6 +555,9 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
       result = Status::InvalidArgument("not a regular file");
     } else {
       PredictAndPrefetch(*e, stream);
+      if (hint_active_.load(std::memory_order_relaxed) && offset == 0) {
+        SubmitPrefetch(hint_.OnRead(e->index), cache::PrefetchPattern::kHint);
+      }
       result = ReadRegular(*e, offset, size);
       if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
     }
@@ -473,6 +568,7 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
 
 Result<std::string> Filesystem::ReadLink(uint64_t ino) {
   OpTimer timer(metrics_, Op::kReadlink);
+  if (ino == hint_ino() && !options_.hint_target.empty()) return options_.hint_target;
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
@@ -575,6 +671,7 @@ std::string Filesystem::StatsJson() const {
                      {"admission_paused", c.admission_paused}});
   }
   cache::OriginCounters o = cache_.origin_counters();
+  cache::HintCounters hc = hint_.Counters();
   json patterns = json::object();
   for (int i = 0; i < static_cast<int>(cache::PrefetchPattern::kCount); ++i) {
     auto pattern = static_cast<cache::PrefetchPattern>(i);
@@ -613,6 +710,14 @@ std::string Filesystem::StatsJson() const {
         {"reads", prefetch_reads_.load(std::memory_order_relaxed)},
         {"bytes", prefetch_bytes_.load(std::memory_order_relaxed)},
         {"jobs_dropped", workers_ != nullptr ? workers_->dropped() : 0},
+        {"hint",
+         {{"available", !options_.hint_target.empty()},
+          {"orders", hc.orders},
+          {"positions", hc.positions},
+          {"cursor", hc.cursor},
+          {"issued_to", hc.issued_to},
+          {"unknown_lines", hc.unknown},
+          {"off_order_reads", hc.off_order_reads}}},
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
       {"errors",

@@ -6,7 +6,8 @@
 // Inode numbers: entry i of the index is inode i + 1 (the root is 1). Above the entries live the
 // control files: the hidden `.mmfs` directory (absent from root listings, found by name) with
 // `stats` (JSON) and `metrics` (Prometheus text), whose every lookup returns a fresh inode holding
-// a new snapshot, so that the kernel's page cache (kept for data files) never shows stale numbers.
+// a new snapshot, so that the kernel's page cache (kept for data files) never shows stale numbers,
+// and `hint`, a symlink to the daemon's hint pipe (see hint_channel.h) when one is open.
 //
 // Reads go through the tiered cache; on a miss the whole file is read from its shard and checked
 // against its xxh3 before anything is served.
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "cache/access_pattern.h"
+#include "cache/hinted_order.h"
 #include "cache/prefetch_buffer.h"
 #include "cache/prefetch_workers.h"
 #include "cache/ram_tier.h"
@@ -41,6 +43,7 @@ inline constexpr uint64_t kRootIno = 1;
 inline constexpr char kControlDirName[] = ".mmfs";
 inline constexpr char kStatsFileName[] = "stats";      // JSON
 inline constexpr char kMetricsFileName[] = "metrics";  // Prometheus text format
+inline constexpr char kHintFileName[] = "hint";        // symlink to the hint FIFO
 
 struct Attr {
   uint64_t ino = 0;
@@ -65,6 +68,10 @@ struct FilesystemOptions {
   cache::ReadaheadConfig readahead_config;
   // Files larger than this are not cached whole; they are verified once, then read by range.
   uint64_t max_cached_file_bytes = 64ull << 20;
+  // Where `.mmfs/hint` points (the hint FIFO); empty: no hint file.
+  std::string hint_target;
+  // The mount point, so that hint lines may be absolute paths under it.
+  std::string mountpoint;
 };
 
 struct StatFsInfo {
@@ -111,6 +118,13 @@ class Filesystem {
   // A modifying request arrived (write, create, unlink, ...): always EROFS, counted.
   Status RefuseWrite();
 
+  // The hint protocol (hint_channel.h): a new order, its lines (paths), the end of it.
+  void BeginHint();
+  void AddHintLines(const std::vector<std::string>& lines);
+  void EndHint();
+  // Sets or clears (empty) the target of `.mmfs/hint`; call before serving.
+  void SetHintTarget(std::string target);
+
   // The JSON document served as .mmfs/stats.
   std::string StatsJson() const;
 
@@ -119,7 +133,13 @@ class Filesystem {
 
  private:
   uint64_t control_dir_ino() const { return dataset_->entry_count() + 1; }
-  bool IsSnapshotIno(uint64_t ino) const { return ino > control_dir_ino(); }
+  uint64_t hint_ino() const { return control_dir_ino() + 1; }
+  bool IsSnapshotIno(uint64_t ino) const { return ino > hint_ino(); }
+  Attr HintAttr() const;
+  // The entry at `path` (relative to the root, or absolute under the mount point).
+  Result<format::Entry> ResolvePath(std::string_view path) const;
+  // Queues prefetch of `keys` and the other members of their samples.
+  void SubmitPrefetch(const std::vector<uint64_t>& keys, cache::PrefetchPattern pattern);
   Attr EntryAttr(const format::Entry& e) const;
   Attr ControlDirAttr() const;
   Result<format::Entry> EntryForIno(uint64_t ino) const;
@@ -149,6 +169,8 @@ class Filesystem {
   std::atomic<uint64_t> prefetch_reads_{0};
   std::atomic<uint64_t> prefetch_bytes_{0};
   cache::AccessPatternDetector detector_;
+  cache::HintedOrder hint_;
+  std::atomic<bool> hint_active_{false};
   // Declared last: destroyed first, so no job runs against members already gone.
   std::unique_ptr<cache::PrefetchWorkers> workers_;
 

@@ -242,6 +242,67 @@ TEST_F(FilesystemTest, ShuffledReadsPrefetchNothing) {
   EXPECT_EQ(j["origin"]["reads"], 300);
 }
 
+TEST_F(FilesystemTest, HintedShuffledOrderIsPrefetchedAheadOfTheReader) {
+  FilesystemOptions o;
+  o.mountpoint = "/mnt/data";
+  o.hint_target = "/run/mmfs/x/hint";
+  Make(o);
+  auto control = *fs_->Lookup(kRootIno, kControlDirName);
+  auto link = fs_->Lookup(control.ino, kHintFileName);
+  ASSERT_TRUE(link.ok());
+  EXPECT_TRUE(S_ISLNK(link->mode));
+  EXPECT_EQ(*fs_->ReadLink(link->ino), "/run/mmfs/x/hint");
+  EXPECT_EQ(List(control.ino, 10),
+            (std::vector<std::string>{".", "..", "stats", "metrics", "hint"}));
+
+  std::vector<int> order(300);
+  for (int i = 0; i < 300; ++i) order[i] = (i * 7919) % 300;  // a permutation
+  std::vector<std::string> lines;
+  for (int i : order) lines.push_back("many/" + std::to_string(1000 + i) + ".txt");
+  lines[1] = "/mnt/data/" + lines[1];  // absolute under the mount point works too
+  lines.push_back("many/nonexistent.txt");
+  lines.push_back("train");  // a directory names no file
+  fs_->BeginHint();
+  // The order arrives in pieces, as it does through the pipe.
+  fs_->AddHintLines(std::vector<std::string>(lines.begin(), lines.begin() + 100));
+  fs_->AddHintLines(std::vector<std::string>(lines.begin() + 100, lines.end()));
+  fs_->EndHint();
+  int wrong = 0;
+  for (size_t n = 0; n < order.size(); ++n) {
+    if (n % 16 == 0) fs_->DrainPrefetch();  // let the workers keep ahead, deterministically
+    auto d = fs_->Read(Walk("many/" + std::to_string(1000 + order[n]) + ".txt").ino, 0, 64, 42);
+    if (!d.ok() || std::string(d->data, d->size) != std::to_string(order[n])) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0);
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  const auto& hint = j["readahead"]["hint"];
+  EXPECT_EQ(hint["positions"], 300) << j.dump(2);
+  EXPECT_EQ(hint["unknown_lines"], 2);
+  EXPECT_EQ(hint["cursor"], 300);
+  EXPECT_EQ(hint["off_order_reads"], 0);
+  const auto& p = j["readahead"]["patterns"]["hint"];
+  EXPECT_EQ(p["used"], 300) << j.dump(2);
+  EXPECT_EQ(p["wasted"], 0);
+  EXPECT_EQ(j["origin"]["reads"], 0);
+  EXPECT_EQ(j["readahead"]["patterns"]["sequential"]["issued"], 0);
+}
+
+TEST_F(FilesystemTest, NoHintFileWithoutAChannelOrWithReadaheadOff) {
+  auto control = *fs_->Lookup(kRootIno, kControlDirName);
+  EXPECT_EQ(fs_->Lookup(control.ino, kHintFileName).status().code(), StatusCode::kNotFound);
+  FilesystemOptions off;
+  off.readahead = false;
+  off.hint_target = "/run/mmfs/x/hint";
+  Make(off);
+  fs_->BeginHint();
+  fs_->AddHintLines({"many/1000.txt", "many/1001.txt"});
+  fs_->DrainPrefetch();
+  ASSERT_TRUE(fs_->Read(Walk("many/1000.txt").ino, 0, 64, 42).ok());
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["readahead"]["patterns"]["hint"]["issued"], 0) << j.dump(2);
+  EXPECT_EQ(j["origin"]["reads"], 1);
+}
+
 TEST_F(FilesystemTest, DamagedNeighbourIsNotPrefetchedAndReportsItself) {
   auto ds = format::Dataset::Open(tmp_ / "ds");
   auto cat = (*ds)->LookupChild(*(*ds)->LookupChild(*(*ds)->GetEntry(0), "train"), "cat");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -168,6 +169,46 @@ TEST_F(CacheMountTest, InOrderWalkIsPrefetchedAndCorrect) {
   // Most files came from readahead, not from a demand read of the origin.
   EXPECT_GT(used, files_.size() / 2) << s.dump(2);
   EXPECT_LT(s["origin"]["reads"].get<uint64_t>(), files_.size() / 4) << s.dump(2);
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+TEST_F(CacheMountTest, HintedSamplerPrefetchesShuffledDataLoaderEpochs) {
+  // A RAM tier too small to help: what is not prefetched comes from the origin.
+  ForegroundMount m(dst(), mnt(), {"--ram-cache", "1M"});
+  ASSERT_TRUE(m.mounted());
+  struct stat st;
+  ASSERT_EQ(::lstat((mnt() + "/.mmfs/hint").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  auto run = RunCommand({"/usr/bin/python3", SourceDir() + "/tests/integration/hint_check.py",
+                         src(), mnt(), "2"},
+                        600);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("hint_check: OK 400 images x 2 epochs"), std::string::npos)
+      << run.output;
+  auto s = Stats();
+  const auto& hint = s["readahead"]["hint"];
+  EXPECT_EQ(hint["orders"], 2) << s.dump(2);
+  EXPECT_EQ(hint["positions"], 400);
+  EXPECT_EQ(hint["unknown_lines"], 0);
+  // The second epoch found every file in the kernel's page cache: nothing reached the daemon to
+  // move the cursor of the second order. Count what did reach it.
+  const auto& p = s["readahead"]["patterns"]["hint"];
+  uint64_t used = p["used"].get<uint64_t>() + p["late"].get<uint64_t>();
+  uint64_t misses = Tier(s, "ram")["misses"].get<uint64_t>();
+  EXPECT_GT(used, misses / 2) << "most daemon reads should find their file prefetched\n"
+                              << s.dump(2);
+  std::cerr << "hint prefetch: " << p.dump() << ", RAM misses " << misses << "\n";
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+TEST_F(CacheMountTest, HintFileIsAbsentWithHintOff) {
+  ForegroundMount m(dst(), mnt(), {"-o", "hint=off"});
+  ASSERT_TRUE(m.mounted());
+  struct stat st;
+  errno = 0;
+  EXPECT_EQ(::lstat((mnt() + "/.mmfs/hint").c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(Stats()["readahead"]["hint"]["available"], false);
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 

@@ -27,6 +27,7 @@
 #include "fs/base/file_util.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
+#include "fs/core/hint_channel.h"
 #include "fs/format/dataset.h"
 #include "fs/fuse/fuse_server.h"
 #include "tools/mmfs/commands.h"
@@ -44,6 +45,7 @@ struct ParsedOptions {
   fs::MountOptions mount;
   fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
   bool nonempty = false;
+  bool hint = true;
 };
 
 Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
@@ -85,6 +87,9 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     } else if (key == "readahead") {
       if (value != "on" && value != "off") return Status::InvalidArgument("readahead must be on or off");
       out->fs.readahead = value == "on";
+    } else if (key == "hint") {
+      if (value != "on" && value != "off") return Status::InvalidArgument("hint must be on or off");
+      out->hint = value == "on";
     } else if (key == "nonempty") {
       out->nonempty = true;
     } else if (key == "rw") {
@@ -218,7 +223,25 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
                FormatCount((*tier)->Counters().entries) + " entries kept from before)";
     ssd = std::move(tier).value();
   }
+  opts.fs.mountpoint = opts.mount.mountpoint;
   fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(ssd));
+  // Declared after the filesystem: stopped before it goes away.
+  std::unique_ptr<fs::HintChannel> hint;
+  if (opts.hint) {
+    bool shared = std::find(opts.mount.fuse_options.begin(), opts.mount.fuse_options.end(),
+                            "allow_other") != opts.mount.fuse_options.end();
+    auto channel = fs::HintChannel::Open(
+        fs::HintChannel::DefaultParentDir(), shared ? 0666 : 0600,
+        {[&] { filesystem.BeginHint(); },
+         [&](const std::vector<std::string>& lines) { filesystem.AddHintLines(lines); },
+         [&] { filesystem.EndHint(); }});
+    if (channel.ok()) {
+      hint = std::move(channel).value();
+      filesystem.SetHintTarget(hint->path());
+    } else {
+      spdlog::warn("no prefetch hint file: {}", channel.status().message());
+    }
+  }
   fs::FuseOpsConfig config;
   config.fs = &filesystem;
   config.uid = ::getuid();

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
       "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
       "mmfs options (-o): ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
-      "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty.\n"
+      "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty,\n"
+      "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
   mount_cmd->add_option("DST", mount.dataset, "Dataset directory made by 'mmfs pack'")->required();
