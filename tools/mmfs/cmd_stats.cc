@@ -119,6 +119,15 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                   Percent(used, issued).c_str(), FormatCount(pm.at("wasted").get<uint64_t>()).c_str(),
                   FormatCount(pm.value("late", uint64_t{0})).c_str());
     }
+    if (ra.contains("hint") && ra.at("hint").value("orders", uint64_t{0}) > 0) {
+      const auto& h = ra.at("hint");
+      std::printf("    hint order     %s files, readers at %s, %s orders received, %s lines named "
+                  "no file\n",
+                  FormatCount(h.at("positions").get<uint64_t>()).c_str(),
+                  FormatCount(h.at("cursor").get<uint64_t>()).c_str(),
+                  FormatCount(h.at("orders").get<uint64_t>()).c_str(),
+                  FormatCount(h.at("unknown_lines").get<uint64_t>()).c_str());
+    }
   }
   const auto& errors = j.at("errors");
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
