@@ -297,6 +297,9 @@ def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=No
             throttle = None
             if cold:
                 peer.restart()
+                # "Cold" is about the dataset: Python and torch come from the page cache, as on
+                # a training host where they were loaded before the data loader starts.
+                run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
             elif r == 0:
                 workload(peer, name, filelist, extra)  # warm-up run, not counted
             if profile:
@@ -306,7 +309,9 @@ def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=No
                 if peer.fuse and peer.daemon_pid():
                     throttle.add(peer.daemon_pid())
             try:
-                runs.append(workload(peer, name, filelist, extra, throttle))
+                # A FUSE peer's reader never touches the origin disk; its daemon does.
+                runs.append(workload(peer, name, filelist, extra,
+                                     None if peer.fuse else throttle))
             finally:
                 if throttle:
                     throttle.__exit__(None, None, None)
@@ -412,6 +417,38 @@ def cache_epochs(args, src, dataset, filelist, profile="cloud-volume"):
     return results
 
 
+def readahead_figures(args, src, dataset, filelist):
+    """Readahead on against off from an IOPS-bound origin, and the hint against a warm cache.
+
+    Every run is cold (daemon restarted, page cache dropped) and throttled; one mmfs per
+    configuration, so the ratios compare mmfs with itself.
+    """
+    def mmfs(name, options):
+        peer = Mmfs(args.work, dataset, None, options)
+        peer.name = name
+        return peer
+
+    reps = max(1, args.repeats - 2)
+    rows = []
+    on, off = mmfs("readahead on", []), mmfs("readahead off", ["--readahead", "off"])
+    try:
+        for name in ("seqread", "seqread-alt", "loader-raw"):
+            rows.append((name, "readahead, cold, hard-disk",
+                         measure([on, off], name, filelist, reps, True, (), "hard-disk", src)))
+        # Decoding epochs: warm (the page cache holds the dataset after a first epoch) against
+        # cold from the cloud volume, with and without the hint.
+        warm = measure([on], "loader-decode", filelist, 1, False)
+        res = {"warm": warm["readahead on"]}
+        for label, extra in (("cold + hint", ("--hint",)), ("cold, no hint", ())):
+            r = measure([on], "loader-decode", filelist, 1, True, extra, "cloud-volume", src)
+            res[label] = r["readahead on"]
+        rows.append(("loader-decode", "hint, cloud-volume", res))
+    finally:
+        on.stop()
+        off.stop()
+    return rows
+
+
 def million(args):
     """Mount time, listing and daemon memory at 1M entries (metadata-only files)."""
     n = 1_000_000
@@ -465,6 +502,11 @@ def main():
                     help="also measure mount time and listing at 1M entries")
     ap.add_argument("--memory", action="store_true",
                     help="also run 3 epochs with memory at half the dataset (cloud-volume origin)")
+    ap.add_argument("--readahead", action="store_true",
+                    help="also compare readahead on/off from the hard-disk profile and the hint "
+                         "against a warm cache")
+    ap.add_argument("--no-peers", action="store_true",
+                    help="skip the table of peers (with --readahead, --epochs, --million)")
     ap.add_argument("--report", help="only rewrite latest.md from this results .jsonl file")
     args = ap.parse_args()
     if args.report:
@@ -482,10 +524,14 @@ def main():
     peers = [all_peers[p] for p in args.peers.split(",")]
     rows = []
     started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ")
+    if args.no_peers:
+        peers = []
     try:
         for p in peers:
             p.stop()
             p.start()
+        if not peers:
+            raise _SkipPeers()
         rows.append(("mount", "", {p.name: {"seconds": p.mount_seconds} for p in peers}))
         plan = [("list", False, ()), ("imagefolder", False, ()),
                 ("randread", True, ("--procs", "1")), ("randread", False, ("--procs", "1")),
@@ -514,12 +560,16 @@ def main():
                     rows.append((label, f"cold, {profile}",
                                  measure(peers, name, filelist, max(1, args.repeats - 2), True,
                                          extra, profile, src)))
+    except _SkipPeers:
+        pass
     finally:
         for p in peers:
             p.stop()
     if args.epochs:
         rows.append(("loader-raw epochs 2-3 (page cache dropped each epoch)", "cloud-volume",
                      cache_epochs(args, src, dataset, filelist)))
+    if args.readahead:
+        rows += readahead_figures(args, src, dataset, filelist)
     if args.million:
         m = million(args)
         rows.append(("mount, 1M entries", "", m["mount"]))
@@ -528,6 +578,10 @@ def main():
         rows.append(("loader-raw epochs 2-3", "memory = dataset/2, cloud-volume",
                      memory_limited_epochs(args, src, dataset, filelist, "cloud-volume")))
     write_report(args, peers, rows, started)
+
+
+class _SkipPeers(Exception):
+    pass
 
 
 class _Recorded:
@@ -583,6 +637,8 @@ def write_report(args, peers, rows, started):
                 cells.append(f"{s:.3f}")
         lines.append(f"| {label} | {mode} | " + " | ".join(cells) + " |")
     for label, mode, res in rows:
+        if mode.startswith("readahead") or mode.startswith("hint"):
+            continue
         if any(k not in names for k in res):
             base = res.get("native", {}).get("seconds")
             lines += ["", f"{label}, {mode}:", "", "| configuration | epochs (s) | epochs 2-3 mean (s) | vs native |",
@@ -591,6 +647,21 @@ def write_report(args, peers, rows, started):
                 ep = ", ".join(f"{x:.1f}" for x in v.get("epoch_seconds", []))
                 ratio = f"{base / v['seconds']:.2f}x" if base and v["seconds"] else "-"
                 lines.append(f"| {k} | {ep} | {v['seconds']:.2f} | {ratio} |")
+    ra_rows = [(label, mode, res) for label, mode, res in rows if mode.startswith("readahead")]
+    if ra_rows:
+        lines += ["", "Readahead, mmfs against itself, every run cold (" + ra_rows[0][1] + "):", "",
+                  "| workload | readahead on (s) | readahead off (s) | on vs off |", "|---|---|---|---|"]
+        for label, mode, res in ra_rows:
+            a, b = res["readahead on"]["seconds"], res["readahead off"]["seconds"]
+            lines.append(f"| {label} | {a:.2f} | {b:.2f} | {b / a:.2f}x |")
+    for label, mode, res in rows:
+        if not mode.startswith("hint"):
+            continue
+        w = res["warm"]["seconds"]
+        lines += ["", f"{label}, one shuffled epoch, {mode.split(', ')[1]} origin for the cold runs:",
+                  "", "| run | seconds | vs warm |", "|---|---|---|"]
+        for k, v in res.items():
+            lines.append(f"| {k} | {v['seconds']:.2f} | {v['seconds'] / w:.2f}x |")
     lines += ["", "| peer | pack time (s) | size on disk | daemon CPU s/GB (cold randread x1) | "
               "daemon peak RSS |", "|---|---|---|---|---|"]
     cold_rr = next((res for label, mode, res in rows if label == "randread x1" and mode == "cold"),

@@ -9,8 +9,10 @@ relative paths of the image files (one per line, pack order). Workloads:
   imagefolder    torchvision ImageFolder(ROOT/train) construction
   randread       every image read whole in a seeded random order, --procs reader processes
   seqread        every image and its caption read whole in path order
+  seqread-alt    the same split over 2 reader processes taking alternate batches of 64 samples
   loader-raw     one DataLoader epoch (num_workers=2, batch 64, shuffle): image bytes + caption
   loader-decode  the same, decoding with PIL and resizing to 224x224
+                 (--hint: the sampler writes each epoch's order to ROOT/.mmfs/hint)
 """
 import argparse
 import json
@@ -39,6 +41,16 @@ def _reader(paths):
     return sum(read_whole(p) for p in paths)
 
 
+def _sample_reader(paths):
+    total = 0
+    for p in paths:
+        total += read_whole(p)
+        c = caption_of(p)
+        if os.path.exists(c):
+            total += read_whole(c)
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload")
@@ -47,6 +59,7 @@ def main():
     ap.add_argument("--procs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--hint", action="store_true")
     args = ap.parse_args()
     with open(args.filelist) as f:
         rel = [line.rstrip("\n") for line in f if line.strip()]
@@ -71,12 +84,12 @@ def main():
                 total = sum(pool.map(_reader, parts))
         result.update(files=len(order), bytes=total)
     elif args.workload == "seqread":
-        total = 0
-        for p in images:
-            total += read_whole(p)
-            c = caption_of(p)
-            if os.path.exists(c):
-                total += read_whole(c)
+        result.update(files=len(images), bytes=_sample_reader(images))
+    elif args.workload == "seqread-alt":
+        batches = [images[i:i + 64] for i in range(0, len(images), 64)]
+        parts = [[p for b in batches[r::2] for p in b] for r in range(2)]
+        with mp.get_context("fork").Pool(2) as pool:
+            total = sum(pool.map(_sample_reader, parts))
         result.update(files=len(images), bytes=total)
     elif args.workload in ("loader-raw", "loader-decode"):
         import torch
@@ -103,8 +116,17 @@ def main():
         epochs = []
         for e in range(args.epochs):
             t0 = time.monotonic()
-            loader = DataLoader(Samples(), batch_size=64, shuffle=True, num_workers=2,
-                                generator=torch.Generator().manual_seed(args.seed + e))
+            g = torch.Generator().manual_seed(args.seed + e)
+            if args.hint:
+                from torch.utils.data import RandomSampler
+                sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                "..", "tools", "python"))
+                from mmfs_hint import HintedSampler
+                sampler = HintedSampler(RandomSampler(range(len(images)), generator=g), images)
+                loader = DataLoader(Samples(), batch_size=64, sampler=sampler, num_workers=2)
+            else:
+                loader = DataLoader(Samples(), batch_size=64, shuffle=True, num_workers=2,
+                                    generator=g)
             n = 0
             for batch in loader:
                 n += len(batch[1])

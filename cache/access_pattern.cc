@@ -43,6 +43,12 @@ std::vector<int64_t> AccessPatternDetector::OnRead(uint64_t stream, int64_t posi
   } else {
     s.window = std::min(s.window * 2, config_.max_window);
   }
+  // Issue in batches, as the kernel's async readahead does: top the window up only once half
+  // of it has been consumed, so that each prefetch covers many neighbouring samples and becomes
+  // one large read (a one-sample step per read would cost the origin as many requests as the
+  // demand reads it replaces).
+  int64_t ahead = (s.predicted_to - position) / s.stride;
+  if (ahead > static_cast<int64_t>(s.window / 2)) return out;
   int64_t horizon = position + s.stride * static_cast<int64_t>(s.window);
   int64_t from = std::max(s.predicted_to, position);
   if (s.stride < 0) from = std::min(s.predicted_to, position);

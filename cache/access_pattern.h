@@ -5,7 +5,8 @@
 // consecutive samples (a validation pass, `cp -r`, a directory scan) and strided runs (a stream
 // taking every k-th sample). After two steps of the same stride it predicts the next `window`
 // positions along it; the window doubles while the stream stays on the run and collapses when
-// it jumps elsewhere. Random (shuffled) access never forms a run, so it predicts nothing.
+// it jumps elsewhere. Predictions come in batches (the window is topped up once half of it is
+// consumed) so that the prefetcher can turn each batch into one large origin read. Random (shuffled) access never forms a run, so it predicts nothing.
 //
 // Thread-safety: all methods are thread-safe (one mutex; a few integer updates per call).
 #pragma once

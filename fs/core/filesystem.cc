@@ -54,6 +54,8 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
             HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)) {
+  // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
+  dataset_->AdviseRandomAccess();
   if (options_.readahead && options_.prefetch_threads > 0) {
     workers_ = std::make_unique<cache::PrefetchWorkers>(
         options_.prefetch_threads, 256, [this](const cache::PrefetchJob& job) { RunPrefetch(job); });

@@ -242,6 +242,10 @@ void Dataset::NoteOriginRead(uint32_t shard, uint64_t bytes) const {
   ::posix_fadvise(shard_fds_[shard].get(), 0, 0, POSIX_FADV_DONTNEED);
 }
 
+void Dataset::AdviseRandomAccess() const {
+  for (const UniqueFd& fd : shard_fds_) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_RANDOM);
+}
+
 std::string Dataset::Identity() const { return "ds-" + HexU64(manifest_.index_checksum); }
 
 Status Dataset::ReadVerified(const Entry& entry, char* out) const {

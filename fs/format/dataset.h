@@ -77,6 +77,9 @@ class Dataset {
   // folios (up to 2 MiB) and keeps any folio only partly inside the range, and widening every
   // call to 2 MiB costs more than the read.
   void NoteOriginRead(uint32_t shard, uint64_t bytes) const;
+  // Turns the kernel's readahead on the shard files off (POSIX_FADV_RANDOM): the filesystem
+  // reads whole samples and prefetches by itself, where it can count what was used.
+  void AdviseRandomAccess() const;
   static constexpr uint64_t kDropEveryBytes = 128ull << 20;
   // Identity of the dataset's contents (for cache namespaces): "ds-" + the index checksum.
   std::string Identity() const;

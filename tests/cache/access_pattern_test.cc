@@ -39,6 +39,22 @@ TEST(AccessPatternTest, SequentialRunPredictsAheadWithAGrowingWindow) {
   EXPECT_EQ(d2.runs_detected(), 1u);
 }
 
+TEST(AccessPatternTest, PredictionsComeInLargeBatches) {
+  // A prefetch of one sample per read costs the origin as many requests as no prefetch at all;
+  // in steady state each batch must cover about half the maximum window.
+  AccessPatternDetector d;
+  int batches = 0;
+  size_t predicted = 0;
+  for (int64_t p = 0; p < 10000; ++p) {
+    auto out = d.OnRead(3, p);
+    if (out.empty()) continue;
+    ++batches;
+    predicted += out.size();
+  }
+  EXPECT_GT(predicted, 9900u);
+  EXPECT_LT(batches, 10000 / 60 + 10) << "batches too small";
+}
+
 TEST(AccessPatternTest, RepeatedReadsOfOneSampleDoNotBreakARun) {
   AccessPatternDetector d;
   std::vector<int64_t> seq = {10, 10, 11, 11, 11, 12, 12, 13};
