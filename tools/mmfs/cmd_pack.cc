@@ -40,7 +40,7 @@ class ConsoleReporter final : public pack::PackReporter {
   void Progress(const pack::PackProgress& p) override {
     if (quiet_) return;
     auto now = std::chrono::steady_clock::now();
-    bool done = p.files_done == p.files_total;
+    bool done = p.bytes_done >= p.bytes_total;
     double since = std::chrono::duration<double>(now - last_).count();
     if (tty_) {
       if (since < 0.1 && !done) return;
@@ -53,7 +53,7 @@ class ConsoleReporter final : public pack::PackReporter {
                                     : 1.0;
     double rate = p.elapsed_seconds > 0 ? static_cast<double>(p.bytes_done) / p.elapsed_seconds : 0;
     double eta = rate > 0 ? static_cast<double>(p.bytes_total - p.bytes_done) / rate : 0;
-    std::string line = FormatCount(p.files_done) + "/" + FormatCount(p.files_total) + " files, " +
+    std::string line = FormatCount(p.files_done) + " files, " +
                        FormatBytes(p.bytes_done) + "/" + FormatBytes(p.bytes_total) + ", " +
                        FormatBytes(static_cast<uint64_t>(rate)) + "/s";
     if (!done) line += ", ETA " + FormatDuration(eta);
@@ -90,8 +90,15 @@ void PrintError(const std::string& message) {
 
 int RunPack(const PackArgs& args) {
   pack::PackOptions options;
-  options.sources = {args.source};
-  options.destination = args.destination;
+  const std::string destination = args.paths.back();
+  options.sources.assign(args.paths.begin(), args.paths.end() - 1);
+  options.destination = destination;
+  options.format = args.from == "folder"       ? pack::SourceFormat::kFolder
+                   : args.from == "webdataset" ? pack::SourceFormat::kWebDataset
+                   : args.from == "hf"         ? pack::SourceFormat::kHfImageFolder
+                                               : pack::SourceFormat::kAuto;
+  if (!args.caption_fields.empty()) options.caption_fields = args.caption_fields;
+  options.coco_annotations = args.coco_annotations;
   options.force = args.force;
   auto shard_size = ParseSize(args.shard_size);
   if (!shard_size.ok()) {
@@ -114,7 +121,7 @@ int RunPack(const PackArgs& args) {
   reporter.ClearLine();
   if (!summary.ok()) {
     if (summary.status().code() == StatusCode::kCancelled) {
-      PrintError("interrupted; nothing was written to " + args.destination);
+      PrintError("interrupted; nothing was written to " + destination);
       return 130;
     }
     PrintError(summary.status().message());
@@ -123,7 +130,7 @@ int RunPack(const PackArgs& args) {
   const pack::PackSummary& s = *summary;
   double rate = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds : 0;
   if (args.json) {
-    nlohmann::json j = {{"destination", args.destination},
+    nlohmann::json j = {{"destination", destination},
                         {"samples", s.samples},
                         {"files", s.files},
                         {"directories", s.directories},
@@ -131,6 +138,8 @@ int RunPack(const PackArgs& args) {
                         {"bytes", s.bytes},
                         {"skipped", s.skipped},
                         {"bad_images", s.bad_images},
+                        {"samples_without_image", s.samples_without_image},
+                        {"captions_added", s.captions_added},
                         {"shards", s.shards},
                         {"dataset_bytes", s.dataset_bytes},
                         {"seconds", s.seconds},
@@ -139,12 +148,19 @@ int RunPack(const PackArgs& args) {
   } else if (!args.quiet) {
     std::printf("packed %s samples (%s files, %s) into %s\n", FormatCount(s.samples).c_str(),
                 FormatCount(s.files).c_str(), FormatBytes(s.bytes).c_str(),
-                args.destination.c_str());
+                destination.c_str());
     std::printf("  %s shard%s, %s on disk, %s directories, %s (%s/s)%s\n", FormatCount(s.shards).c_str(),
                 s.shards == 1 ? "" : "s", FormatBytes(s.dataset_bytes).c_str(),
                 FormatCount(s.directories).c_str(), FormatDuration(s.seconds).c_str(),
                 FormatBytes(static_cast<uint64_t>(rate)).c_str(),
                 s.skipped > 0 ? (", " + FormatCount(s.skipped) + " inputs skipped").c_str() : "");
+    if (s.samples_without_image > 0) {
+      std::printf("  %s samples without an image left out (failed downloads)\n",
+                  FormatCount(s.samples_without_image).c_str());
+    }
+    if (s.captions_added > 0) {
+      std::printf("  %s caption files made from metadata\n", FormatCount(s.captions_added).c_str());
+    }
   }
   return 0;
 }

@@ -11,8 +11,10 @@
 namespace mmfs::cli {
 
 struct PackArgs {
-  std::string source;
-  std::string destination;
+  std::vector<std::string> paths;  // sources, then the destination
+  std::string from = "auto";
+  std::vector<std::string> caption_fields;
+  std::string coco_annotations;
   std::string shard_size = "1G";
   std::string on_bad = "fail";
   bool force = false;

@@ -22,12 +22,32 @@ int main(int argc, char** argv) {
   mmfs::cli::PackArgs pack;
   CLI::App* pack_cmd = app.add_subcommand(
       "pack",
-      "Pack a folder tree into a dataset directory.\n"
-      "Every regular file under SRC appears at the same path in the mount. Files sharing a\n"
-      "key (000123.jpg, 000123.txt, 000123.json) are stored together as one sample; every\n"
-      "JPEG is checked and every file checksummed (xxh3). DST appears only when complete.");
-  pack_cmd->add_option("SRC", pack.source, "Folder to pack")->required()->check(CLI::ExistingDirectory);
-  pack_cmd->add_option("DST", pack.destination, "Dataset directory to create")->required();
+      "Pack datasets into one dataset directory: mmfs pack SRC [SRC...] DST\n"
+      "Every regular file appears at its path in the mount. Files sharing a key (000123.jpg,\n"
+      "000123.txt, 000123.json) are stored together as one sample; every JPEG is checked and\n"
+      "every file checksummed (xxh3). DST appears only when complete.\n"
+      "Sources (detected, or --from): a folder tree (ImageFolder, img2dataset 'files'); tar\n"
+      "shards (WebDataset, img2dataset; .tar, .tar.gz), each shown as a folder named after it,\n"
+      "given one by one or as a folder of tars; a Hugging Face imagefolder (metadata.jsonl:\n"
+      "the caption becomes key.txt, the row key.json); COCO captions (--coco-annotations).\n"
+      "Several sources merge at the root; a path two sources both provide is an error.\n\n"
+      "Examples:\n"
+      "  mmfs pack ./train ./train.mmfs\n"
+      "  mmfs pack /data/laion/ /data/laion.mmfs            (a folder of 00000.tar ...)\n"
+      "  mmfs pack train2017 --coco-annotations captions_train2017.json coco.mmfs");
+  pack_cmd->add_option("SRC... DST", pack.paths, "Sources, then the dataset directory to create")
+      ->required()
+      ->expected(2, -1);
+  pack_cmd->add_option("--from", pack.from,
+                       "Source format: auto, folder, webdataset, hf (Hugging Face imagefolder)")
+      ->check(CLI::IsMember({"auto", "folder", "webdataset", "hf"}))
+      ->capture_default_str();
+  pack_cmd->add_option("--caption-field", pack.caption_fields,
+                       "Hugging Face metadata column holding the caption (default: text, then "
+                       "caption); repeat to try several");
+  pack_cmd->add_option("--coco-annotations", pack.coco_annotations,
+                       "COCO captions file (captions_train2017.json); SRC is its image folder")
+      ->check(CLI::ExistingFile);
   pack_cmd->add_option("--shard-size", pack.shard_size,
                        "Target size of each LMDB shard (e.g. 512M, 1G)")
       ->capture_default_str();

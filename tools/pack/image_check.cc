@@ -16,6 +16,22 @@ bool HasJpegExtension(std::string_view name) {
   return ext == "jpg" || ext == "jpeg" || ext == "jpe" || ext == "jfif";
 }
 
+namespace {
+std::string LowerExtension(std::string_view name) {
+  size_t dot = name.rfind('.');
+  std::string ext;
+  if (dot == std::string_view::npos) return ext;
+  for (char c : name.substr(dot + 1)) ext += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+}  // namespace
+
+bool IsImageName(std::string_view name) {
+  std::string ext = LowerExtension(name);
+  return HasJpegExtension(name) || ext == "png" || ext == "webp" || ext == "gif" ||
+         ext == "bmp" || ext == "tif" || ext == "tiff";
+}
+
 JpegChecker::JpegChecker() : handle_(tjInitDecompress()) {}
 
 JpegChecker::~JpegChecker() {
@@ -42,6 +58,14 @@ Result<ImageInfo> JpegChecker::Check(std::string_view bytes) {
                                    tjGetErrorStr2(static_cast<tjhandle>(handle_)));
   }
   if (width <= 0 || height <= 0) return Status::InvalidArgument("JPEG with zero size");
+  // A decompression bomb: a small file whose decoded image would take gigabytes in every loader
+  // worker that opens it (the limit is PIL's, which would refuse it too).
+  if (static_cast<uint64_t>(width) * static_cast<uint64_t>(height) > kMaxImagePixels) {
+    return Status::InvalidArgument("JPEG of " + std::to_string(width) + "x" +
+                                   std::to_string(height) + " pixels, over the limit of " +
+                                   std::to_string(kMaxImagePixels) +
+                                   " (a decompression bomb?)");
+  }
   // The end-of-image marker may be followed by a little padding; look at the tail only.
   size_t tail = std::min<size_t>(bytes.size(), 4096);
   std::string_view end = bytes.substr(bytes.size() - tail);

@@ -14,6 +14,9 @@
 
 namespace mmfs::pack {
 
+// Images with more pixels are refused: PIL's DecompressionBombError threshold (2 x 89,478,485).
+inline constexpr uint64_t kMaxImagePixels = 178956970;
+
 struct ImageInfo {
   uint32_t width = 0;
   uint32_t height = 0;
@@ -21,6 +24,8 @@ struct ImageInfo {
 
 // True for names ending in .jpg, .jpeg, .jpe or .jfif (any case).
 bool HasJpegExtension(std::string_view name);
+// True for the image types datasets carry: JPEG, PNG, WebP, GIF, BMP, TIFF (any case).
+bool IsImageName(std::string_view name);
 
 class JpegChecker {
  public:

@@ -6,18 +6,24 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
+#include <unordered_map>
 
 #include "fs/base/file_util.h"
 #include "fs/format/dataset_writer.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
+#include "tools/pack/captions.h"
 #include "tools/pack/folder_source.h"
+#include "tools/pack/tar_source.h"
 #include "tools/pack/image_check.h"
 
 namespace mmfs::pack {
@@ -112,20 +118,24 @@ class Packer {
         start_(std::chrono::steady_clock::now()) {}
 
   Result<PackSummary> Run() {
-    const std::string& src = options_.sources.front();
-    reporter_.Phase("scanning " + src);
-    ScanCounts counts;
-    MMFS_ASSIGN_OR_RETURN(SourceNode root, ScanFolder(src, reporter_, &counts));
-    summary_.skipped = counts.skipped;
+    SourceNode root;
+    root.mode = format::kModeDirectory | 0755;
+    for (const std::string& src : options_.sources) {
+      reporter_.Phase("scanning " + src);
+      MMFS_RETURN_IF_ERROR(AddSource(src, &root));
+    }
+    SortTree(&root);
     for (const SourceNode& child : root.children) {
       if (child.name == ".mmfs") {
-        reporter_.Warning(src + "/.mmfs is packed but the mount shows its control directory "
-                          "there instead; rename it to reach it through the mount");
+        reporter_.Warning(".mmfs is packed but the mount shows its control directory there "
+                          "instead; rename it to reach it through the mount");
       }
     }
-    progress_.files_total = counts.files;
-    progress_.bytes_total = counts.bytes;
-    reporter_.Phase("packing " + std::to_string(counts.files) + " files");
+    progress_.files_total = scanned_files_;
+    progress_.bytes_total = scanned_bytes_;
+    reporter_.Phase(tars_ > 0 ? "packing " + std::to_string(tars_) + " tar files and " +
+                                    std::to_string(scanned_files_) + " files"
+                              : "packing " + std::to_string(scanned_files_) + " files");
     MMFS_RETURN_IF_ERROR(WriteData(&root));
     MMFS_RETURN_IF_ERROR(shards_.FinishShard());
     reporter_.Phase("writing index");
@@ -138,6 +148,117 @@ class Packer {
   }
 
  private:
+  // A tar file becomes a folder named after it, filled while packing.
+  SourceNode TarFolder(const std::string& path) {
+    SourceNode dir;
+    dir.name = TarStem(fsys::path(path).filename().string());
+    dir.mode = format::kModeDirectory | 0755;
+    dir.tar_path = path;
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      dir.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      scanned_bytes_ += static_cast<uint64_t>(st.st_size);
+    }
+    ++tars_;
+    layouts_.insert("webdataset");
+    return dir;
+  }
+
+  Status AddSource(const std::string& src, SourceNode* root) {
+    struct stat st;
+    if (::stat(src.c_str(), &st) != 0) return Status::FromErrno(errno, "source " + src);
+    SourceNode tree;
+    tree.mode = format::kModeDirectory | 0755;
+    if (S_ISREG(st.st_mode)) {
+      if (!IsTarName(src) && options_.format != SourceFormat::kWebDataset) {
+        return Status::InvalidArgument(src + ": a file source must be a .tar, .tar.gz or .tgz "
+                                       "WebDataset shard");
+      }
+      tree.children.push_back(TarFolder(src));
+      return Merge(root, std::move(tree), src);
+    }
+    if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(src + ": not a folder or a tar file");
+    if (options_.format == SourceFormat::kWebDataset ||
+        (options_.format == SourceFormat::kAuto && IsWebDatasetFolder(src))) {
+      std::vector<std::string> tars;
+      uint64_t others = 0;
+      for (const auto& e : fsys::directory_iterator(src)) {
+        std::string name = e.path().filename().string();
+        if (e.is_regular_file() && IsTarName(name)) {
+          tars.push_back(e.path().string());
+        } else {
+          ++others;
+        }
+      }
+      std::sort(tars.begin(), tars.end());
+      if (tars.empty()) return Status::InvalidArgument(src + ": no .tar files (--from webdataset)");
+      if (others > 0) {
+        reporter_.Warning(src + ": " + std::to_string(others) + " entries that are not tar files "
+                          "(img2dataset's .parquet and _stats.json, ...) are left out");
+        summary_.skipped += others;
+      }
+      for (const std::string& t : tars) tree.children.push_back(TarFolder(t));
+      return Merge(root, std::move(tree), src);
+    }
+    ScanCounts counts;
+    MMFS_ASSIGN_OR_RETURN(tree, ScanFolder(src, reporter_, &counts));
+    summary_.skipped += counts.skipped;
+    scanned_files_ += counts.files;
+    scanned_bytes_ += counts.bytes;
+    CaptionCounts cc;
+    if (options_.format == SourceFormat::kHfImageFolder ||
+        (options_.format == SourceFormat::kAuto && HasHfMetadata(tree))) {
+      MMFS_RETURN_IF_ERROR(AddHfMetadataCaptions(&tree, options_.caption_fields, reporter_, &cc));
+      layouts_.insert("hf-imagefolder");
+    } else if (!options_.coco_annotations.empty()) {
+      MMFS_RETURN_IF_ERROR(AddCocoCaptions(&tree, options_.coco_annotations, reporter_, &cc));
+      layouts_.insert("coco");
+    } else {
+      layouts_.insert("folder");
+    }
+    summary_.captions_added += cc.files_added;
+    scanned_files_ += cc.files_added;
+    return Merge(root, std::move(tree), src);
+  }
+
+  // A folder with tar files and no subfolders: what img2dataset and WebDataset writers make.
+  static bool IsWebDatasetFolder(const std::string& dir) {
+    bool any_tar = false;
+    std::error_code ec;
+    for (const auto& e : fsys::directory_iterator(dir, ec)) {
+      if (e.is_directory()) return false;
+      if (e.is_regular_file() && IsTarName(e.path().filename().string())) any_tar = true;
+    }
+    return any_tar;
+  }
+
+  // Moves `tree`'s children into `into` (at `prefix`), merging folders; the same file path from
+  // two sources is an error naming it.
+  Status Merge(SourceNode* into, SourceNode tree, const std::string& src,
+               const std::string& prefix = "") {
+    std::unordered_map<std::string, size_t> existing;
+    for (size_t i = 0; i < into->children.size(); ++i) existing[into->children[i].name] = i;
+    for (SourceNode& child : tree.children) {
+      auto it = existing.find(child.name);
+      if (it == existing.end()) {
+        into->children.push_back(std::move(child));
+        continue;
+      }
+      SourceNode& have = into->children[it->second];
+      bool both_dirs = (have.mode & format::kModeTypeMask) == format::kModeDirectory &&
+                       (child.mode & format::kModeTypeMask) == format::kModeDirectory &&
+                       have.tar_path.empty() && child.tar_path.empty();
+      if (!both_dirs) {
+        return Status::AlreadyExists("'" + prefix + child.name + "' is in " + src +
+                                     " and in an earlier source; every path must come from one "
+                                     "source (rename one, or pack them separately)");
+      }
+      std::string below = prefix + child.name + "/";
+      MMFS_RETURN_IF_ERROR(Merge(&have, std::move(child), src, below));
+    }
+    return Status::Ok();
+  }
+
   Status CheckCancelled() const {
     if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
       return Status::Cancelled("pack interrupted");
@@ -147,6 +268,7 @@ class Packer {
 
   // Depth-first, names sorted: the order of the shards.
   Status WriteData(SourceNode* dir) {
+    if (!dir->tar_path.empty()) return WriteTar(dir);
     auto& kids = dir->children;
     for (size_t i = 0; i < kids.size();) {
       SourceNode& node = kids[i];
@@ -167,32 +289,142 @@ class Packer {
              SampleKeyOf(kids[end].name) == key) {
         ++end;
       }
-      MMFS_RETURN_IF_ERROR(WriteSample(kids, i, end));
+      MMFS_RETURN_IF_ERROR(CheckCancelled());
+      std::vector<SourceNode*> members;
+      std::vector<std::string> contents;
+      for (size_t j = i; j < end; ++j) {
+        SourceNode& f = kids[j];
+        if (f.has_inline_data) {
+          contents.push_back(f.inline_data);
+        } else {
+          auto bytes = ReadWholeFile(f.source_path, UINT64_MAX);
+          if (!bytes.ok()) return bytes.status();
+          if (bytes->size() != f.size) {
+            return Status::InvalidArgument(f.source_path + ": changed size while packing (" +
+                                           std::to_string(f.size) + " -> " +
+                                           std::to_string(bytes->size()) + " bytes)");
+          }
+          contents.push_back(std::move(bytes).value());
+        }
+        members.push_back(&f);
+        progress_.files_done++;
+        progress_.bytes_done += f.size;
+      }
+      MMFS_RETURN_IF_ERROR(WriteSample(members, contents));
       i = end;
     }
     return Status::Ok();
   }
 
-  Status WriteSample(std::vector<SourceNode>& kids, size_t begin, size_t end) {
-    MMFS_RETURN_IF_ERROR(CheckCancelled());
+  // Streams one tar: consecutive members sharing a directory and key are one sample (the
+  // WebDataset rule); the folder's tree is built from the member paths as they come.
+  Status WriteTar(SourceNode* dir) {
+    const std::string& path = dir->tar_path;
+    MMFS_ASSIGN_OR_RETURN(auto reader, TarReader::Open(path, reporter_));
+    // Member nodes live in `files` until the end, keyed by path; pointers into a std::map stay.
+    std::map<std::string, SourceNode> files;
+    std::set<std::string> dirs;
+    std::vector<SourceNode*> group;
     std::vector<std::string> contents;
-    std::vector<SourceNode*> members;
-    for (size_t j = begin; j < end; ++j) {
-      SourceNode& f = kids[j];
-      auto bytes = ReadWholeFile(f.source_path, UINT64_MAX);
-      if (!bytes.ok()) return bytes.status();
-      if (bytes->size() != f.size) {
-        return Status::InvalidArgument(f.source_path + ": changed size while packing (" +
-                                       std::to_string(f.size) + " -> " +
-                                       std::to_string(bytes->size()) + " bytes)");
+    std::string group_key;
+    uint64_t base_bytes = progress_.bytes_done;
+    auto flush = [&]() -> Status {
+      if (group.empty()) return Status::Ok();
+      bool has_image = std::any_of(group.begin(), group.end(),
+                                   [](const SourceNode* n) { return IsImageName(n->name); });
+      if (!has_image) {
+        // img2dataset leaves the caption and metadata of a failed download: not a sample.
+        summary_.samples_without_image++;
+        std::string names;
+        for (const SourceNode* n : group) names += (names.empty() ? "" : ", ") + n->name;
+        if (summary_.samples_without_image <= 20) {
+          reporter_.Warning("skipping sample '" + group_key + "' in " + path +
+                            ": no image (" + names + ")");
+        }
+        for (SourceNode* n : group) n->skipped = true;
+        summary_.skipped += group.size();
+      } else {
+        MMFS_RETURN_IF_ERROR(WriteSample(group, contents));
       }
+      group.clear();
+      contents.clear();
+      return Status::Ok();
+    };
+    TarMember m;
+    for (;;) {
+      MMFS_RETURN_IF_ERROR(CheckCancelled());
+      MMFS_ASSIGN_OR_RETURN(bool more, reader->Next(&m));
+      if (!more) break;
+      size_t slash = m.path.rfind('/');
+      std::string parent = slash == std::string::npos ? "" : m.path.substr(0, slash);
+      std::string name = slash == std::string::npos ? m.path : m.path.substr(slash + 1);
+      std::string key = parent + "/" + std::string(SampleKeyOf(name));
+      if (files.count(m.path) > 0 || dirs.count(m.path) > 0) {
+        return Status::AlreadyExists(path + ": member '" + m.path + "' appears twice");
+      }
+      for (size_t p = m.path.find('/'); p != std::string::npos; p = m.path.find('/', p + 1)) {
+        std::string d = m.path.substr(0, p);
+        if (files.count(d) > 0) {
+          return Status::AlreadyExists(path + ": '" + d + "' is both a file and a folder");
+        }
+        dirs.insert(d);
+      }
+      if (key != group_key) {
+        MMFS_RETURN_IF_ERROR(flush());
+        group_key = key;
+      }
+      SourceNode& node = files[m.path];
+      node.name = name;
+      node.mode = format::kModeRegular | m.mode;
+      node.mtime_ns = m.mtime_ns;
+      node.size = m.data.size();
+      node.source_path = path + ": member " + m.path;  // for messages
+      group.push_back(&node);
+      contents.push_back(std::move(m.data));
       progress_.files_done++;
-      progress_.bytes_done += f.size;
+      progress_.bytes_done = base_bytes + reader->bytes_consumed();
+    }
+    MMFS_RETURN_IF_ERROR(flush());
+    summary_.skipped += reader->skipped();
+    // The folder tree of the members.
+    std::map<std::string, SourceNode> dir_nodes;
+    for (const std::string& d : dirs) {
+      SourceNode n;
+      n.name = d.substr(d.rfind('/') == std::string::npos ? 0 : d.rfind('/') + 1);
+      n.mode = format::kModeDirectory | 0755;
+      n.mtime_ns = dir->mtime_ns;
+      dir_nodes.emplace(d, std::move(n));
+    }
+    auto parent_of = [&](const std::string& p) -> SourceNode* {
+      size_t slash = p.rfind('/');
+      return slash == std::string::npos ? dir : &dir_nodes.at(p.substr(0, slash));
+    };
+    for (auto& [p, node] : files) {
+      if (!node.skipped) parent_of(p)->children.push_back(std::move(node));
+    }
+    // Deepest first, so that each folder is complete before it moves into its parent.
+    std::vector<std::string> order(dirs.begin(), dirs.end());
+    std::sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+      return std::count(a.begin(), a.end(), '/') > std::count(b.begin(), b.end(), '/');
+    });
+    for (const std::string& d : order) parent_of(d)->children.push_back(std::move(dir_nodes.at(d)));
+    SortTree(dir);
+    return Status::Ok();
+  }
+
+  // Checks, checksums and appends one sample's members (their bytes in `contents`).
+  Status WriteSample(const std::vector<SourceNode*>& candidates,
+                     std::vector<std::string>& all_contents) {
+    std::vector<std::string_view> views;
+    std::vector<SourceNode*> members;
+    for (size_t j = 0; j < candidates.size(); ++j) {
+      SourceNode& f = *candidates[j];
+      const std::string& bytes = all_contents[j];
       if (HasJpegExtension(f.name)) {
-        auto info = jpeg_.Check(*bytes);
+        auto info = jpeg_.Check(bytes);
         if (!info.ok()) {
           summary_.bad_images++;
-          std::string msg = f.source_path + ": " + info.status().message();
+          std::string msg = Describe(f) + ": " + info.status().message();
           if (options_.on_bad == OnBadImage::kFail) {
             return Status::InvalidArgument(
                 msg + " (use --on-bad skip to leave bad images out, or --on-bad keep)");
@@ -209,14 +441,13 @@ class Packer {
           f.height = std::min<uint32_t>(info->height, 65535);
         }
       }
-      f.checksum = XXH3_64bits(bytes->data(), bytes->size());
-      contents.push_back(std::move(bytes).value());
+      f.checksum = XXH3_64bits(bytes.data(), bytes.size());
+      views.push_back(bytes);
       members.push_back(&f);
     }
     if (!members.empty()) {
-      std::vector<std::string_view> views(contents.begin(), contents.end());
       uint64_t total = 0, offset = 0;
-      for (const std::string& c : contents) total += c.size();
+      for (std::string_view v : views) total += v.size();
       uint32_t shard = 0;
       uint64_t sample = 0;
       MMFS_RETURN_IF_ERROR(shards_.Append(views, total, &shard, &sample));
@@ -224,12 +455,17 @@ class Packer {
         members[m]->shard = shard;
         members[m]->sample = sample;
         members[m]->offset_in_record = offset;
-        offset += contents[m].size();
+        offset += views[m].size();
       }
     }
     progress_.elapsed_seconds = Elapsed();
     reporter_.Progress(progress_);
     return Status::Ok();
+  }
+
+  // Where a file came from, for messages.
+  static std::string Describe(const SourceNode& f) {
+    return f.source_path.empty() ? f.name : f.source_path;
   }
 
   // Breadth-first numbering: each directory's children are one contiguous run.
@@ -309,7 +545,8 @@ class Packer {
     m.index_size = index_info.size;
     m.index_checksum = index_info.checksum;
     m.shards = shards_.shards();
-    m.source_layout = "folder";
+    m.source_layout.clear();
+    for (const std::string& l : layouts_) m.source_layout += (m.source_layout.empty() ? "" : "+") + l;
     for (const std::string& s : options_.sources) {
       std::error_code ec;
       fsys::path abs = fsys::absolute(s, ec);
@@ -329,6 +566,10 @@ class Packer {
 
   const PackOptions& options_;
   PackReporter& reporter_;
+  uint64_t scanned_files_ = 0;
+  uint64_t scanned_bytes_ = 0;
+  uint64_t tars_ = 0;
+  std::set<std::string> layouts_;
   std::string work_dir_;
   ShardSequence shards_;
   JpegChecker jpeg_;
@@ -361,8 +602,9 @@ void RemoveStalePartials(const fsys::path& dst, PackReporter& reporter) {
 }  // namespace
 
 Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
-  if (options.sources.size() != 1) {
-    return Status::InvalidArgument("exactly one source folder is supported");
+  if (options.sources.empty()) return Status::InvalidArgument("no source given");
+  if (!options.coco_annotations.empty() && options.sources.size() != 1) {
+    return Status::InvalidArgument("--coco-annotations takes exactly one source: the image folder");
   }
   if (options.shard_size < (1u << 20)) {
     return Status::InvalidArgument("--shard-size must be at least 1M");
@@ -372,11 +614,13 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   if (ec || dst.filename().empty()) {
     dst = fsys::absolute(options.destination, ec).lexically_normal().parent_path();
   }
-  fsys::path src = fsys::weakly_canonical(options.sources.front(), ec);
   fsys::path dst_parent = fsys::weakly_canonical(dst.parent_path(), ec);
-  if (!ec && IsInsideDir(dst_parent / dst.filename(), src)) {
-    return Status::InvalidArgument("destination " + dst.string() +
-                                   " is inside the source; choose a place outside it");
+  for (const std::string& source : options.sources) {
+    fsys::path src = fsys::weakly_canonical(source, ec);
+    if (!ec && IsInsideDir(dst_parent / dst.filename(), src)) {
+      return Status::InvalidArgument("destination " + dst.string() + " is inside the source " +
+                                     source + "; choose a place outside it");
+    }
   }
   struct stat st;
   bool dst_exists = ::lstat(dst.c_str(), &st) == 0;

@@ -2,7 +2,8 @@
 //
 // Data is written in path order (depth-first, names sorted), so a sequential walk of the mount is
 // a sequential read of the shards; files of one sample (same directory, same key) form one LMDB
-// record. The dataset is built in a hidden sibling directory and renamed into place only when it
+// record (tar members are written in archive order, which is path order for sorted shards). The
+// dataset is built in a hidden sibling directory and renamed into place only when it
 // is complete and synced, so an interrupted pack never leaves something that mounts.
 //
 // Thread-safety: Pack() may run on any thread; it is not reentrant with itself on the same DST.
@@ -20,12 +21,22 @@ namespace mmfs::pack {
 
 enum class OnBadImage { kFail, kSkip, kKeep };
 
+// What a source is. kAuto: a .tar/.tar.gz file is a WebDataset shard; a folder holding tar files
+// and no subfolders is a WebDataset (img2dataset) output; a folder with a metadata.jsonl
+// somewhere is a Hugging Face imagefolder; any other folder is packed as it is.
+enum class SourceFormat { kAuto, kFolder, kWebDataset, kHfImageFolder };
+
 struct PackOptions {
-  std::vector<std::string> sources;  // folders; exactly one for now
+  // Folders and tar files, merged at the root of the dataset (each tar becomes a folder named
+  // after it: 00012.tar -> 00012/); a path that two sources both provide is an error.
+  std::vector<std::string> sources;
   std::string destination;
   uint64_t shard_size = 1ull << 30;
   OnBadImage on_bad = OnBadImage::kFail;
   bool force = false;                        // replace an existing dataset at DST
+  SourceFormat format = SourceFormat::kAuto;
+  std::vector<std::string> caption_fields = {"text", "caption"};  // Hugging Face metadata
+  std::string coco_annotations;  // captions_*.json for the (single) source folder
   const std::atomic<bool>* cancel = nullptr; // set (e.g. by SIGINT) to stop; not owned
 };
 
@@ -37,6 +48,8 @@ struct PackSummary {
   uint64_t bytes = 0;
   uint64_t skipped = 0;
   uint64_t bad_images = 0;
+  uint64_t samples_without_image = 0;  // tar samples left out (img2dataset failures)
+  uint64_t captions_added = 0;         // files made from metadata (HF, COCO)
   uint64_t shards = 0;
   uint64_t dataset_bytes = 0;  // on disk, all files of DST
   double seconds = 0;

@@ -17,6 +17,9 @@ struct SourceNode {
   int64_t mtime_ns = 0;
   uint64_t size = 0;          // regular files
   std::string source_path;    // regular files: where to read the bytes
+  bool has_inline_data = false;  // regular files made while scanning (captions from metadata)
+  std::string inline_data;
+  std::string tar_path;       // directories: fill with the members of this tar while packing
   std::string link_target;    // symlinks
   std::vector<SourceNode> children;  // directories, sorted by name
 
@@ -33,5 +36,10 @@ struct SourceNode {
 // Sample key of a file name: the part before the first dot ("000123.jpg" -> "000123"), the
 // WebDataset rule, or the whole name when it starts with a dot or has none.
 std::string_view SampleKeyOf(std::string_view name);
+
+// The child of `dir` named `name`, or nullptr.
+SourceNode* FindChild(SourceNode* dir, std::string_view name);
+// Sorts every directory's children by name, bytewise (after children were added).
+void SortTree(SourceNode* dir);
 
 }  // namespace mmfs::pack

@@ -1,0 +1,312 @@
+// Packer inputs other than a plain folder: WebDataset tars (plain and gzip), several sources,
+// Hugging Face metadata.jsonl, COCO captions; and the checks on hostile tar members.
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "fs/format/dataset.h"
+#include "tests/pack_helper.h"
+#include "tests/test_util.h"
+#include "tools/pack/image_check.h"
+#include "tools/pack/packer.h"
+#include "tools/pack/tar_source.h"
+
+namespace mmfs::pack {
+namespace {
+
+using testing::CollectingReporter;
+using testing::MakeJpeg;
+using testing::TempDir;
+using testing::WriteFile;
+
+struct Member {
+  std::string name;
+  std::string data;
+  unsigned type = AE_IFREG;
+  std::string link;  // symlink target or hard link name
+};
+
+// Writes a tar (gzip-compressed when `gzip`) with libarchive, members in the given order.
+void WriteTar(const std::string& path, const std::vector<Member>& members, bool gzip = false) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  if (gzip) archive_write_add_filter_gzip(a);
+  ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK);
+  for (const Member& m : members) {
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, m.name.c_str());
+    archive_entry_set_mtime(e, 1700000000, 0);
+    archive_entry_set_perm(e, 0644);
+    if (!m.link.empty() && m.type == AE_IFREG) {
+      archive_entry_set_filetype(e, AE_IFREG);
+      archive_entry_set_hardlink(e, m.link.c_str());
+      archive_entry_set_size(e, 0);
+    } else {
+      archive_entry_set_filetype(e, m.type);
+      if (m.type == AE_IFLNK) archive_entry_set_symlink(e, m.link.c_str());
+      archive_entry_set_size(e, m.type == AE_IFREG ? static_cast<la_int64_t>(m.data.size()) : 0);
+    }
+    ASSERT_EQ(archive_write_header(a, e), ARCHIVE_OK) << archive_error_string(a);
+    if (m.type == AE_IFREG && m.link.empty()) {
+      ASSERT_EQ(archive_write_data(a, m.data.data(), m.data.size()),
+                static_cast<la_ssize_t>(m.data.size()));
+    }
+    archive_entry_free(e);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+}
+
+class InputsTest : public ::testing::Test {
+ protected:
+  Result<PackSummary> Pack(std::vector<std::string> sources, PackOptions options = {}) {
+    options.sources = std::move(sources);
+    options.destination = tmp_ / "out.mmfs";
+    return pack::Pack(options, reporter_);
+  }
+  // The bytes of `path` in the packed dataset, or "<missing>".
+  std::string Read(const std::string& path) {
+    if (ds_ == nullptr) {
+      auto ds = format::Dataset::Open(tmp_ / "out.mmfs");
+      EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+      if (!ds.ok()) return "<no dataset>";
+      ds_ = std::move(ds).value();
+    }
+    auto e = ds_->GetEntry(0);
+    size_t start = 0;
+    while (e.ok() && start < path.size()) {
+      size_t slash = path.find('/', start);
+      if (slash == std::string::npos) slash = path.size();
+      e = ds_->LookupChild(*e, path.substr(start, slash - start));
+      start = slash + 1;
+    }
+    if (!e.ok()) return "<missing>";
+    std::string out(e->size(), '\0');
+    EXPECT_TRUE(ds_->ReadVerified(*e, out.data()).ok());
+    return out;
+  }
+  uint64_t SampleOf(const std::string& path) {
+    Read(path);
+    auto e = ds_->GetEntry(0);
+    size_t start = 0;
+    while (e.ok() && start < path.size()) {
+      size_t slash = path.find('/', start);
+      if (slash == std::string::npos) slash = path.size();
+      e = ds_->LookupChild(*e, path.substr(start, slash - start));
+      start = slash + 1;
+    }
+    return e.ok() ? e->record.sample : UINT64_MAX;
+  }
+  bool Warned(const std::string& needle) const {
+    for (const auto& w : reporter_.warnings) {
+      if (w.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+  TempDir tmp_;
+  CollectingReporter reporter_;
+  std::unique_ptr<format::Dataset> ds_;
+};
+
+TEST(TarPathTest, MemberPathsAreNormalisedOrRefused) {
+  EXPECT_EQ(*NormaliseMemberPath("./a/./b.jpg"), "a/b.jpg");
+  EXPECT_EQ(*NormaliseMemberPath("a//b.jpg"), "a/b.jpg");
+  EXPECT_FALSE(NormaliseMemberPath("/etc/passwd").ok());
+  EXPECT_FALSE(NormaliseMemberPath("a/../../x").ok());
+  EXPECT_FALSE(NormaliseMemberPath("./").ok());
+  EXPECT_FALSE(NormaliseMemberPath("").ok());
+  EXPECT_FALSE(NormaliseMemberPath(std::string(256, 'x')).ok());
+  EXPECT_EQ(TarStem("00012.tar.gz"), "00012");
+  EXPECT_TRUE(IsTarName("x.tgz"));
+  EXPECT_FALSE(IsTarName("x.tar.bz2"));
+}
+
+TEST_F(InputsTest, WebDatasetFolderOfTarsBecomesFoldersOfSamples) {
+  std::string a = MakeJpeg(16, 8, 1), b = MakeJpeg(8, 8, 2), c = MakeJpeg(4, 4, 3);
+  WriteTar(tmp_ / "wds/00000.tar",
+           {{"000000000.jpg", a},
+            {"000000000.txt", "caption zero"},
+            {"000000000.json", "{\"key\": 0}"},
+            {"./000000001.jpg", b},
+            {"000000001.txt", "caption one"},
+            {"000000002.txt", "download failed: no image"},
+            {"000000002.json", "{}"},
+            {"../escape.txt", "x"},
+            {"/etc/abs.txt", "x"},
+            {"link.jpg", "", AE_IFLNK, "/etc/passwd"},
+            {"hard.jpg", "", AE_IFREG, "000000000.jpg"},
+            {"fifo", "", AE_IFIFO},
+            {"sub/000000003.jpg", c}});
+  WriteTar(tmp_ / "wds/00001.tar.gz", {{"000010000.jpg", c}, {"000010000.txt", "gz caption"}},
+           /*gzip=*/true);
+  WriteFile(tmp_ / "wds/00000.parquet", "not a tar");
+  auto s = Pack({tmp_ / "wds"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("00000/000000000.jpg"), a);
+  EXPECT_EQ(Read("00000/000000000.txt"), "caption zero");
+  EXPECT_EQ(Read("00000/000000001.jpg"), b);
+  EXPECT_EQ(Read("00000/sub/000000003.jpg"), c);
+  EXPECT_EQ(Read("00001/000010000.txt"), "gz caption");
+  // Members of one sample are one record; a sample without an image is left out and reported.
+  EXPECT_EQ(SampleOf("00000/000000000.jpg"), SampleOf("00000/000000000.json"));
+  EXPECT_NE(SampleOf("00000/000000000.jpg"), SampleOf("00000/000000001.jpg"));
+  EXPECT_EQ(Read("00000/000000002.txt"), "<missing>");
+  EXPECT_EQ(s->samples_without_image, 1u);
+  EXPECT_TRUE(Warned("'/000000002'")) << reporter_.warnings.size();
+  // Hostile members are never written, each named in a warning.
+  EXPECT_EQ(Read("escape.txt"), "<missing>");
+  EXPECT_EQ(Read("00000/link.jpg"), "<missing>");
+  EXPECT_EQ(Read("00000/hard.jpg"), "<missing>");
+  EXPECT_TRUE(Warned("'../escape.txt': '..' in the path"));
+  EXPECT_TRUE(Warned("'/etc/abs.txt': absolute path"));
+  EXPECT_TRUE(Warned("'link.jpg': a symbolic link"));
+  EXPECT_TRUE(Warned("'hard.jpg': a hard link"));
+  EXPECT_TRUE(Warned("'fifo': not a regular file"));
+  EXPECT_TRUE(Warned("not tar files"));
+  EXPECT_EQ(s->files, 8u);  // 3 + 2 + 1 in 00000, 2 in 00001
+  EXPECT_EQ(ds_->manifest().source_layout, "webdataset");
+}
+
+TEST_F(InputsTest, PackingIsDeterministic) {
+  WriteTar(tmp_ / "a.tar", {{"1.jpg", MakeJpeg(8, 8)}, {"1.txt", "one"}});
+  WriteFile(tmp_ / "f/x/2.jpg", MakeJpeg(8, 4));
+  ASSERT_TRUE(Pack({tmp_ / "a.tar", tmp_ / "f"}).ok());
+  std::filesystem::rename(tmp_ / "out.mmfs", tmp_ / "first.mmfs");
+  ASSERT_TRUE(Pack({tmp_ / "a.tar", tmp_ / "f"}).ok());
+  for (const char* f : {"index.mmfs", "shard-00000.mdb"}) {
+    EXPECT_EQ(testing::ReadFile(tmp_ / (std::string("first.mmfs/") + f)),
+              testing::ReadFile(tmp_ / (std::string("out.mmfs/") + f)))
+        << f;
+  }
+}
+
+TEST_F(InputsTest, DamagedOrDuplicateTarIsAClearError) {
+  WriteTar(tmp_ / "dup.tar", {{"1.jpg", MakeJpeg(8, 8)}, {"1.jpg", MakeJpeg(8, 8)}});
+  auto s = Pack({tmp_ / "dup.tar"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("member '1.jpg' appears twice"), std::string::npos)
+      << s.status().message();
+  WriteTar(tmp_ / "cut.tar", {{"1.jpg", MakeJpeg(64, 64)}, {"2.jpg", MakeJpeg(64, 64)}});
+  std::string bytes = testing::ReadFile(tmp_ / "cut.tar");
+  WriteFile(tmp_ / "cut.tar", bytes.substr(0, 1200));
+  s = Pack({tmp_ / "cut.tar"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("cut.tar"), std::string::npos) << s.status().message();
+  WriteFile(tmp_ / "notar.tar", "this is not a tar file at all, just text");
+  s = Pack({tmp_ / "notar.tar"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("notar.tar"), std::string::npos) << s.status().message();
+}
+
+TEST_F(InputsTest, SeveralSourcesMergeAndCollisionsAreErrors) {
+  WriteFile(tmp_ / "s1/train/cat/1.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "s2/train/dog/2.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "s2/val/cat/3.jpg", MakeJpeg(8, 8));
+  auto s = Pack({tmp_ / "s1", tmp_ / "s2"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->files, 3u);
+  EXPECT_NE(Read("train/cat/1.jpg"), "<missing>");
+  EXPECT_NE(Read("train/dog/2.jpg"), "<missing>");
+  WriteFile(tmp_ / "s3/train/cat/1.jpg", MakeJpeg(8, 8));
+  PackOptions o;
+  o.force = true;
+  s = Pack({tmp_ / "s1", tmp_ / "s3"}, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("'train/cat/1.jpg' is in " + (tmp_ / "s3")),
+            std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(InputsTest, HuggingFaceMetadataBecomesCaptionFiles) {
+  WriteFile(tmp_ / "hf/train/a.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "hf/train/images/b.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "hf/train/c.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "hf/train/metadata.jsonl",
+            "{\"file_name\": \"a.jpg\", \"text\": \"a red apple\", \"score\": 0.5}\n"
+            "{\"file_name\": \"images/b.jpg\", \"caption\": \"a blue ball\"}\n"
+            "\n"
+            "{\"file_name\": \"c.jpg\", \"other\": 1}\n"
+            "{\"file_name\": \"gone.jpg\", \"text\": \"missing image\"}\n");
+  auto s = Pack({tmp_ / "hf"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("train/a.txt"), "a red apple");
+  EXPECT_EQ(nlohmann::json::parse(Read("train/a.json"))["score"], 0.5);
+  EXPECT_EQ(Read("train/images/b.txt"), "a blue ball");
+  EXPECT_EQ(Read("train/c.txt"), "<missing>");
+  EXPECT_NE(Read("train/c.json"), "<missing>");
+  EXPECT_NE(Read("train/metadata.jsonl"), "<missing>");  // HF's own loader still works
+  EXPECT_EQ(SampleOf("train/a.jpg"), SampleOf("train/a.txt"));
+  EXPECT_TRUE(Warned("1 rows name an image that is not in the folder"));
+  EXPECT_TRUE(Warned("1 rows have no caption field"));
+  EXPECT_EQ(s->captions_added, 5u);
+  EXPECT_EQ(ds_->manifest().source_layout, "hf-imagefolder");
+
+  // --caption-field picks another column; an existing key.txt is a collision.
+  PackOptions o;
+  o.force = true;
+  o.caption_fields = {"other"};
+  WriteFile(tmp_ / "hf/train/metadata.jsonl", "{\"file_name\": \"c.jpg\", \"other\": \"x\"}\n");
+  ds_.reset();
+  ASSERT_TRUE(Pack({tmp_ / "hf"}, o).ok());
+  EXPECT_EQ(Read("train/c.txt"), "x");
+  WriteFile(tmp_ / "hf/train/c.txt", "already here");
+  auto clash = Pack({tmp_ / "hf"}, o);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.status().message().find("metadata.jsonl line 1: would create 'c.txt'"),
+            std::string::npos)
+      << clash.status().message();
+  WriteFile(tmp_ / "hf/train/metadata.jsonl", "{\"file_name\": \"c.jpg\", \"other\": \n");
+  auto broken = Pack({tmp_ / "hf"}, o);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("line 1: not a JSON object"), std::string::npos);
+}
+
+TEST_F(InputsTest, CocoCaptionsBecomeOneFilePerImage) {
+  WriteFile(tmp_ / "coco/000000000009.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "coco/000000000025.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "ann.json",
+            R"({"images": [{"id": 9, "file_name": "000000000009.jpg"},
+                           {"id": 25, "file_name": "000000000025.jpg"},
+                           {"id": 30, "file_name": "000000000030.jpg"}],
+                "annotations": [{"image_id": 9, "id": 1, "caption": "A plate of food."},
+                                {"image_id": 25, "id": 2, "caption": "A giraffe.\n"},
+                                {"image_id": 9, "id": 3, "caption": "Broccoli and bread."}]})");
+  PackOptions o;
+  o.coco_annotations = tmp_ / "ann.json";
+  auto s = Pack({tmp_ / "coco"}, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("000000000009.txt"), "A plate of food.\nBroccoli and bread.\n");
+  EXPECT_EQ(Read("000000000025.txt"), "A giraffe.\n");
+  EXPECT_TRUE(Warned("1 of 3 images are not in the source folder"));
+  EXPECT_EQ(ds_->manifest().source_layout, "coco");
+  WriteFile(tmp_ / "ann.json", R"({"images": 3})");
+  o.force = true;
+  auto bad = Pack({tmp_ / "coco"}, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not COCO captions"), std::string::npos);
+}
+
+TEST(DecompressionBombTest, HugeDimensionsAreRefused) {
+  std::string jpeg = MakeJpeg(16, 16);
+  // Patch the frame header (SOF0: FF C0, length, precision, height, width) to 20000 x 20000.
+  size_t sof = jpeg.find("\xFF\xC0");
+  ASSERT_NE(sof, std::string::npos);
+  for (size_t at : {sof + 5, sof + 7}) {
+    jpeg[at] = static_cast<char>(20000 >> 8);
+    jpeg[at + 1] = static_cast<char>(20000 & 0xFF);
+  }
+  JpegChecker checker;
+  auto r = checker.Check(jpeg);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("decompression bomb"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(checker.Check(MakeJpeg(16, 16)).ok());
+}
+
+}  // namespace
+}  // namespace mmfs::pack

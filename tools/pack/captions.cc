@@ -1,0 +1,262 @@
+#include "tools/pack/captions.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "fs/base/file_util.h"
+#include "fs/format/format.h"
+
+namespace mmfs::pack {
+
+namespace {
+
+constexpr char kHfMetadata[] = "metadata.jsonl";
+constexpr uint64_t kMaxMetadataBytes = 16ull << 30;
+
+bool IsDir(const SourceNode& n) { return (n.mode & format::kModeTypeMask) == format::kModeDirectory; }
+
+// The node at `rel` ('/'-separated) under `dir`, or nullptr.
+SourceNode* FindPath(SourceNode* dir, std::string_view rel) {
+  SourceNode* cur = dir;
+  size_t start = 0;
+  while (cur != nullptr && start < rel.size()) {
+    size_t slash = rel.find('/', start);
+    if (slash == std::string_view::npos) slash = rel.size();
+    std::string_view part = rel.substr(start, slash - start);
+    start = slash + 1;
+    if (part.empty() || part == ".") continue;
+    if (!IsDir(*cur)) return nullptr;
+    cur = FindChild(cur, part);
+  }
+  return cur;
+}
+
+// Files to add, by the '/'-separated path of their directory below the base the paths are
+// relative to; added after all rows are read, so that node pointers stay valid meanwhile.
+using Additions = std::map<std::string, std::vector<SourceNode>>;
+
+Status Plan(Additions* add, SourceNode* dir, const std::string& dir_rel, std::string name,
+            std::string data, int64_t mtime_ns, const std::string& origin) {
+  if (FindChild(dir, name) != nullptr) {
+    return Status::AlreadyExists(origin + ": would create '" + name +
+                                 "', which already exists in the source; rename one of them");
+  }
+  for (const SourceNode& n : (*add)[dir_rel]) {
+    if (n.name == name) {
+      return Status::AlreadyExists(origin + ": '" + name + "' is generated twice (the same image "
+                                   "is listed twice, or two images share the key)");
+    }
+  }
+  SourceNode f;
+  f.name = std::move(name);
+  f.mode = format::kModeRegular | 0644;
+  f.mtime_ns = mtime_ns;
+  f.size = data.size();
+  f.has_inline_data = true;
+  f.inline_data = std::move(data);
+  (*add)[dir_rel].push_back(std::move(f));
+  return Status::Ok();
+}
+
+// Deepest directories first: adding to a directory moves its children in memory, so a
+// subdirectory is looked up again only after everything below it is done.
+void Apply(Additions& add, SourceNode* base, CaptionCounts* counts) {
+  std::vector<std::string> dirs;
+  for (const auto& [rel, files] : add) dirs.push_back(rel);
+  std::sort(dirs.begin(), dirs.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const std::string& rel : dirs) {
+    SourceNode* dir = FindPath(base, rel);
+    if (dir == nullptr) continue;  // cannot happen: planned from an existing node
+    counts->files_added += add[rel].size();
+    for (SourceNode& f : add[rel]) dir->children.push_back(std::move(f));
+    std::sort(dir->children.begin(), dir->children.end(),
+              [](const SourceNode& a, const SourceNode& b) { return a.name < b.name; });
+  }
+  add.clear();
+}
+
+// `file_name`'s directory and key: "images/0001.png" -> (node of images, "images", "0001").
+SourceNode* ParentAndKey(SourceNode* base, const std::string& file_name, std::string* parent_rel,
+                         std::string* key) {
+  size_t slash = file_name.rfind('/');
+  *parent_rel = slash == std::string::npos ? "" : file_name.substr(0, slash);
+  SourceNode* parent = FindPath(base, *parent_rel);
+  std::string base_name = slash == std::string::npos ? file_name : file_name.substr(slash + 1);
+  *key = std::string(SampleKeyOf(base_name));
+  return parent;
+}
+
+Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackReporter& reporter,
+               CaptionCounts* counts) {
+  for (SourceNode& child : dir->children) {
+    if (IsDir(child)) {
+      MMFS_RETURN_IF_ERROR(AddHfIn(&child, fields, reporter, counts));
+    }
+  }
+  SourceNode* meta = FindChild(dir, kHfMetadata);
+  if (meta == nullptr || IsDir(*meta) || meta->source_path.empty()) return Status::Ok();
+  const std::string& path = meta->source_path;
+  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kMaxMetadataBytes));
+  Additions add;
+  uint64_t missing = 0, uncaptioned = 0;
+  size_t line_no = 0, start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    std::string where = path + " line " + std::to_string(line_no);
+    nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (row.is_discarded() || !row.is_object()) {
+      return Status::InvalidArgument(where + ": not a JSON object");
+    }
+    auto fn = row.find("file_name");
+    if (fn == row.end() || !fn->is_string()) {
+      return Status::InvalidArgument(where + ": no \"file_name\" string");
+    }
+    std::string file_name = fn->get<std::string>();
+    SourceNode* image = FindPath(dir, file_name);
+    if (image == nullptr || IsDir(*image)) {
+      ++missing;
+      continue;
+    }
+    std::string key, parent_rel;
+    SourceNode* parent = ParentAndKey(dir, file_name, &parent_rel, &key);
+    const nlohmann::json* caption = nullptr;
+    for (const std::string& f : fields) {
+      auto it = row.find(f);
+      if (it != row.end() && it->is_string()) {
+        caption = &*it;
+        break;
+      }
+    }
+    if (caption != nullptr) {
+      MMFS_RETURN_IF_ERROR(Plan(&add, parent, parent_rel, key + ".txt",
+                                caption->get<std::string>(), meta->mtime_ns, where));
+    } else {
+      ++uncaptioned;
+    }
+    MMFS_RETURN_IF_ERROR(
+        Plan(&add, parent, parent_rel, key + ".json", row.dump() + "\n", meta->mtime_ns, where));
+  }
+  if (missing > 0) {
+    reporter.Warning(path + ": " + std::to_string(missing) +
+                     " rows name an image that is not in the folder; their captions are left out");
+  }
+  if (uncaptioned > 0) {
+    std::string names;
+    for (const std::string& f : fields) names += (names.empty() ? "" : ", ") + f;
+    reporter.Warning(path + ": " + std::to_string(uncaptioned) + " rows have no caption field (" +
+                     names + "; choose with --caption-field); only their .json is made");
+  }
+  counts->rows_without_image += missing;
+  counts->rows_without_caption += uncaptioned;
+  Apply(add, dir, counts);
+  return Status::Ok();
+}
+
+bool HasHfIn(const SourceNode& dir) {
+  for (const SourceNode& c : dir.children) {
+    if (IsDir(c) ? HasHfIn(c) : c.name == kHfMetadata) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SourceNode* FindChild(SourceNode* dir, std::string_view name) {
+  auto it = std::lower_bound(dir->children.begin(), dir->children.end(), name,
+                             [](const SourceNode& n, std::string_view v) { return n.name < v; });
+  return it != dir->children.end() && it->name == name ? &*it : nullptr;
+}
+
+void SortTree(SourceNode* dir) {
+  std::sort(dir->children.begin(), dir->children.end(),
+            [](const SourceNode& a, const SourceNode& b) { return a.name < b.name; });
+  for (SourceNode& c : dir->children) {
+    if (IsDir(c)) SortTree(&c);
+  }
+}
+
+bool HasHfMetadata(const SourceNode& root) { return HasHfIn(root); }
+
+Status AddHfMetadataCaptions(SourceNode* root, const std::vector<std::string>& caption_fields,
+                             PackReporter& reporter, CaptionCounts* counts) {
+  return AddHfIn(root, caption_fields, reporter, counts);
+}
+
+Status AddCocoCaptions(SourceNode* root, const std::string& annotations_path,
+                       PackReporter& reporter, CaptionCounts* counts) {
+  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(annotations_path, kMaxMetadataBytes));
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument(annotations_path + ": not COCO captions (" + why + ")");
+  };
+  if (doc.is_discarded()) return bad("not valid JSON");
+  if (!doc.is_object() || !doc.contains("images") || !doc["images"].is_array() ||
+      !doc.contains("annotations") || !doc["annotations"].is_array()) {
+    return bad("needs \"images\" and \"annotations\" arrays");
+  }
+  std::map<int64_t, std::string> file_of;
+  for (const auto& im : doc["images"]) {
+    if (!im.is_object() || !im.contains("id") || !im["id"].is_number_integer() ||
+        !im.contains("file_name") || !im["file_name"].is_string()) {
+      return bad("an image without an integer \"id\" and a \"file_name\"");
+    }
+    file_of[im["id"].get<int64_t>()] = im["file_name"].get<std::string>();
+  }
+  std::map<int64_t, std::string> captions;
+  for (const auto& an : doc["annotations"]) {
+    if (!an.is_object() || !an.contains("image_id") || !an["image_id"].is_number_integer() ||
+        !an.contains("caption") || !an["caption"].is_string()) {
+      return bad("an annotation without an integer \"image_id\" and a \"caption\"");
+    }
+    std::string c = an["caption"].get<std::string>();
+    while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+    std::replace(c.begin(), c.end(), '\n', ' ');  // one caption per line
+    captions[an["image_id"].get<int64_t>()] += c + "\n";
+  }
+  struct stat st;
+  int64_t mtime = ::stat(annotations_path.c_str(), &st) == 0
+                      ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec
+                      : 0;
+  Additions add;
+  uint64_t missing = 0, uncaptioned = 0;
+  for (const auto& [id, file_name] : file_of) {
+    SourceNode* image = FindPath(root, file_name);
+    if (image == nullptr || IsDir(*image)) {
+      ++missing;
+      continue;
+    }
+    auto it = captions.find(id);
+    if (it == captions.end()) {
+      ++uncaptioned;
+      continue;
+    }
+    std::string key, parent_rel;
+    SourceNode* parent = ParentAndKey(root, file_name, &parent_rel, &key);
+    MMFS_RETURN_IF_ERROR(Plan(&add, parent, parent_rel, key + ".txt", it->second, mtime,
+                              annotations_path + " (image " + std::to_string(id) + ")"));
+  }
+  if (missing > 0) {
+    reporter.Warning(annotations_path + ": " + std::to_string(missing) + " of " +
+                     std::to_string(file_of.size()) +
+                     " images are not in the source folder; their captions are left out");
+  }
+  if (uncaptioned > 0) {
+    reporter.Warning(annotations_path + ": " + std::to_string(uncaptioned) +
+                     " images have no caption");
+  }
+  counts->rows_without_image += missing;
+  counts->rows_without_caption += uncaptioned;
+  Apply(add, root, counts);
+  return Status::Ok();
+}
+
+}  // namespace mmfs::pack

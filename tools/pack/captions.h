@@ -1,0 +1,43 @@
+// Caption files from dataset metadata, added to a scanned folder tree before packing:
+//
+// - Hugging Face imagefolder: a `metadata.jsonl` in a split folder, one JSON object per line with
+//   a `file_name` (relative to that folder). For each row the caption (the first string field of
+//   `caption_fields` present, by default `text` then `caption`) becomes `key.txt` next to the
+//   image and the whole row `key.json`. The metadata file itself stays, so Hugging Face's own
+//   imagefolder loader still works on the mount.
+// - COCO captions: `captions_*.json` (`images` with `id` and `file_name`, `annotations` with
+//   `image_id` and `caption`); every caption of an image, one per line, becomes `key.txt` next
+//   to the image (file_name relative to the source folder).
+//
+// A generated name that already exists in the source is an error naming both, never a silent
+// overwrite. Rows naming a missing image are counted and reported once.
+//
+// Thread-safety: reentrant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fs/base/status.h"
+#include "tools/pack/reporter.h"
+#include "tools/pack/source_tree.h"
+
+namespace mmfs::pack {
+
+struct CaptionCounts {
+  uint64_t files_added = 0;
+  uint64_t rows_without_image = 0;
+  uint64_t rows_without_caption = 0;
+};
+
+// True if some directory of the tree holds a metadata.jsonl.
+bool HasHfMetadata(const SourceNode& root);
+
+Status AddHfMetadataCaptions(SourceNode* root, const std::vector<std::string>& caption_fields,
+                             PackReporter& reporter, CaptionCounts* counts);
+
+Status AddCocoCaptions(SourceNode* root, const std::string& annotations_path,
+                       PackReporter& reporter, CaptionCounts* counts);
+
+}  // namespace mmfs::pack

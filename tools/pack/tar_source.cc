@@ -1,0 +1,140 @@
+#include "tools/pack/tar_source.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+namespace mmfs::pack {
+
+namespace {
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+archive* A(void* p) { return static_cast<archive*>(p); }
+}  // namespace
+
+bool IsTarName(std::string_view name) {
+  return EndsWith(name, ".tar") || EndsWith(name, ".tar.gz") || EndsWith(name, ".tgz");
+}
+
+std::string TarStem(std::string_view name) {
+  for (std::string_view ext : {".tar.gz", ".tgz", ".tar"}) {
+    if (EndsWith(name, ext)) return std::string(name.substr(0, name.size() - ext.size()));
+  }
+  return std::string(name);
+}
+
+Result<std::string> NormaliseMemberPath(std::string_view path) {
+  if (path.empty()) return Status::InvalidArgument("empty path");
+  if (path.front() == '/') return Status::InvalidArgument("absolute path");
+  std::string out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    std::string_view part = path.substr(start, slash - start);
+    start = slash + 1;
+    if (part.empty() || part == ".") continue;  // "./a", "a//b", "a/"
+    if (part == "..") return Status::InvalidArgument("'..' in the path");
+    if (part.size() > 255) return Status::InvalidArgument("a name longer than 255 bytes");
+    if (!out.empty()) out += '/';
+    out += part;
+  }
+  if (out.empty()) return Status::InvalidArgument("no file name");
+  return out;
+}
+
+Result<std::unique_ptr<TarReader>> TarReader::Open(const std::string& path,
+                                                   PackReporter& reporter,
+                                                   uint64_t max_member_bytes) {
+  std::unique_ptr<TarReader> r(new TarReader(path, reporter, max_member_bytes));
+  archive* a = archive_read_new();
+  if (a == nullptr) return Status::ResourceExhausted("archive_read_new");
+  r->archive_ = a;
+  archive_read_support_filter_gzip(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_filename(a, path.c_str(), 1 << 20) != ARCHIVE_OK) {
+    return Status::InvalidArgument(path + ": cannot read as a tar archive: " +
+                                   archive_error_string(a));
+  }
+  return r;
+}
+
+TarReader::~TarReader() {
+  if (archive_ != nullptr) archive_read_free(A(archive_));
+}
+
+uint64_t TarReader::bytes_consumed() const {
+  la_int64_t n = archive_filter_bytes(A(archive_), -1);
+  return n > 0 ? static_cast<uint64_t>(n) : 0;
+}
+
+void TarReader::Skip(const std::string& member, const std::string& why) {
+  ++skipped_;
+  reporter_.Warning("skipping " + path_ + ": member '" + member + "': " + why);
+}
+
+Result<bool> TarReader::Next(TarMember* member) {
+  archive* a = A(archive_);
+  for (;;) {
+    archive_entry* entry = nullptr;
+    int rc = archive_read_next_header(a, &entry);
+    if (rc == ARCHIVE_EOF) return false;
+    if (rc == ARCHIVE_WARN) {
+      reporter_.Warning(path_ + ": " + archive_error_string(a));
+    } else if (rc != ARCHIVE_OK) {
+      return Status::Corruption(path_ + ": damaged tar archive (" + archive_error_string(a) +
+                                ")");
+    }
+    const char* raw = archive_entry_pathname(entry);
+    std::string name = raw != nullptr ? raw : "";
+    auto type = archive_entry_filetype(entry);
+    if (type == AE_IFDIR) continue;  // directories come from member paths
+    if (archive_entry_hardlink(entry) != nullptr) {
+      Skip(name, "a hard link (links are never followed)");
+      continue;
+    }
+    if (type != AE_IFREG) {
+      Skip(name, type == AE_IFLNK ? "a symbolic link (links are never followed)"
+                                  : "not a regular file (device, FIFO or socket)");
+      continue;
+    }
+    auto normal = NormaliseMemberPath(name);
+    if (!normal.ok()) {
+      Skip(name, normal.status().message());
+      continue;
+    }
+    la_int64_t size = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : -1;
+    if (size > 0 && static_cast<uint64_t>(size) > max_member_bytes_) {
+      Skip(name, "larger than " + std::to_string(max_member_bytes_) + " bytes");
+      continue;
+    }
+    member->path = std::move(normal).value();
+    member->mode = static_cast<uint32_t>(archive_entry_perm(entry)) & 0777;
+    if (member->mode == 0) member->mode = 0644;
+    member->mtime_ns = static_cast<int64_t>(archive_entry_mtime(entry)) * 1000000000 +
+                       archive_entry_mtime_nsec(entry);
+    member->data.clear();
+    if (size > 0) member->data.reserve(static_cast<size_t>(size));
+    char buf[1 << 16];
+    for (;;) {
+      la_ssize_t n = archive_read_data(a, buf, sizeof buf);
+      if (n < 0) {
+        return Status::Corruption(path_ + ": member '" + name + "': " + archive_error_string(a));
+      }
+      if (n == 0) break;
+      if (member->data.size() + static_cast<size_t>(n) > max_member_bytes_) {
+        return Status::InvalidArgument(path_ + ": member '" + name + "' is larger than " +
+                                       std::to_string(max_member_bytes_) + " bytes");
+      }
+      member->data.append(buf, static_cast<size_t>(n));
+    }
+    if (size >= 0 && member->data.size() != static_cast<uint64_t>(size)) {
+      return Status::Corruption(path_ + ": member '" + name + "' is truncated (" +
+                                std::to_string(member->data.size()) + " of " +
+                                std::to_string(size) + " bytes)");
+    }
+    return true;
+  }
+}
+
+}  // namespace mmfs::pack

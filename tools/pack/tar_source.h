@@ -1,0 +1,65 @@
+// Reads WebDataset / img2dataset tar shards (`.tar`, `.tar.gz`, `.tgz`) as a stream of members,
+// with libarchive: no extraction to disk, one pass, memory bounded by the largest member.
+//
+// Only regular files come out. Everything else is reported and skipped, never followed or
+// written: directories (implied by member paths), symbolic and hard links, devices, FIFOs.
+// Member paths are normalised (leading "./" and "." components dropped) and refused when they
+// could escape or cannot be a file name: absolute paths, ".." components, empty paths, a
+// component over 255 bytes.
+//
+// Thread-safety: one TarReader per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fs/base/status.h"
+#include "tools/pack/reporter.h"
+
+namespace mmfs::pack {
+
+struct TarMember {
+  std::string path;  // normalised, relative, '/'-separated
+  uint32_t mode = 0;  // permission bits only
+  int64_t mtime_ns = 0;
+  std::string data;
+};
+
+// True for names ending in .tar, .tar.gz or .tgz.
+bool IsTarName(std::string_view name);
+// "00012.tar.gz" -> "00012".
+std::string TarStem(std::string_view name);
+
+// Checks a member path and returns it normalised, or InvalidArgument with the reason.
+Result<std::string> NormaliseMemberPath(std::string_view path);
+
+class TarReader {
+ public:
+  // Members larger than `max_member_bytes` are skipped with a warning.
+  static Result<std::unique_ptr<TarReader>> Open(const std::string& path, PackReporter& reporter,
+                                                 uint64_t max_member_bytes = 1ull << 30);
+  ~TarReader();
+  TarReader(const TarReader&) = delete;
+  TarReader& operator=(const TarReader&) = delete;
+
+  // The next regular-file member; false at the end of the archive.
+  Result<bool> Next(TarMember* member);
+  // Bytes of the archive file consumed so far (compressed bytes for .tar.gz).
+  uint64_t bytes_consumed() const;
+  uint64_t skipped() const { return skipped_; }
+
+ private:
+  TarReader(std::string path, PackReporter& reporter, uint64_t max_member_bytes)
+      : path_(std::move(path)), reporter_(reporter), max_member_bytes_(max_member_bytes) {}
+  void Skip(const std::string& member, const std::string& why);
+
+  std::string path_;
+  PackReporter& reporter_;
+  uint64_t max_member_bytes_;
+  void* archive_ = nullptr;  // owned struct archive*
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace mmfs::pack
