@@ -343,36 +343,62 @@ class MemoryLimit(V1Cgroup):
         os.rmdir(self.path)
 
 
-def memory_limited_epochs(args, src, dataset, filelist, profile):
-    """Three shuffled DataLoader epochs with memory at half the dataset, origin throttled.
+def loader_footprint(args, root, filelist):
+    """Peak memory of the DataLoader itself (torch, 2 workers), page cache aside.
 
-    native: the reader runs in a memory cgroup of half the dataset (its page cache thrashes).
-    mmfs: the daemon's RAM tier gets that same half; the reader's cgroup keeps only 256 MiB of
-    the mount's page cache, so mmfs uses at most the same memory plus 256 MiB.
+    Measured as the memory cgroup's peak while the same loader reads only the first 256 files,
+    whose page cache is negligible next to the interpreter and its workers.
+    """
+    small = os.path.join(args.work, "filelist-footprint.txt")
+    with open(filelist) as f, open(small, "w") as out:
+        out.writelines(f.readlines()[:256])
+    with MemoryLimit(1 << 40) as mem:
+        subprocess.run([PY, WORKLOADS, "loader-raw", root, small], check=True,
+                       capture_output=True, preexec_fn=lambda: mem.add(os.getpid()))
+        with open(f"{mem.path}/memory.max_usage_in_bytes") as f:
+            return int(f.read())
+
+
+def memory_limited_epochs(args, src, dataset, filelist, profile):
+    """Three shuffled DataLoader epochs with memory for data at half the dataset, origin throttled.
+
+    Both get the loader's own footprint (measured first) plus half the dataset for data:
+    native: the reader's memory cgroup is footprint + half, so its page cache thrashes.
+    mmfs: the daemon's RAM tier is half; the reader's cgroup is footprint + 256 MiB (the mount's
+    page cache), so mmfs uses at most the same memory plus 256 MiB.
     """
     size = dir_bytes(src)
     half = size // 2
+    footprint = loader_footprint(args, src, filelist)
+    log(f"  loader footprint {footprint / 2**20:.0f} MiB; data memory {half / 2**20:.0f} MiB")
     results = {}
     work = args.work
     bps, iops = PROFILES[profile]
-    for peer, limit in [(Native(work, src), half),
-                        (Mmfs(work, dataset, None, ["--ram-cache", str(half)]), 256 << 20)]:
+    for peer, limit in [(Native(work, src), footprint + half),
+                        (Mmfs(work, dataset, None, ["--ram-cache", str(half)]),
+                         footprint + (256 << 20))]:
         peer.stop()
         drop_caches()
         peer.start()
         try:
+            run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
             with Throttle(src, bps, iops) as throttle, MemoryLimit(limit) as mem:
                 if peer.daemon_pid():
                     throttle.add(peer.daemon_pid())
                 cmd = [PY, WORKLOADS, "loader-raw", peer.root, filelist, "--epochs", "3"]
 
                 def enter():
-                    throttle.add(os.getpid())
+                    if not peer.fuse:
+                        throttle.add(os.getpid())
                     mem.add(os.getpid())
                 out = subprocess.run(cmd, check=True, text=True, capture_output=True,
                                      preexec_fn=enter).stdout
             r = json.loads(out.strip().splitlines()[-1])
             r["seconds"] = sum(r["epoch_seconds"][1:]) / 2
+            r["memory_limit"] = limit
+            r["loader_footprint"] = footprint
+            if peer.daemon_pid():
+                r["daemon_peak_rss"] = peak_rss(peer.daemon_pid())
             results[peer.name] = r
             log(f"  memory-limited {peer.name}: epochs {r['epoch_seconds']}")
         finally:

@@ -185,6 +185,44 @@ TEST_F(InputsTest, PackingIsDeterministic) {
   }
 }
 
+TEST_F(InputsTest, JobsDoNotChangeTheOutput) {
+  for (int i = 0; i < 150; ++i) {
+    std::string key = "f/c" + std::to_string(i % 3) + "/" + std::to_string(1000 + i);
+    WriteFile(tmp_ / (key + ".jpg"), MakeJpeg(8 + i % 16, 8, static_cast<unsigned>(i)));
+    WriteFile(tmp_ / (key + ".txt"), "caption " + std::to_string(i));
+  }
+  WriteFile(tmp_ / "f/c1/1003.jpg", "<html>a broken image</html>");
+  std::vector<Member> members;
+  for (int i = 0; i < 60; ++i) {
+    members.push_back({std::to_string(5000 + i) + ".jpg", MakeJpeg(8, 8, static_cast<unsigned>(i))});
+    members.push_back({std::to_string(5000 + i) + ".txt", "tar caption"});
+  }
+  WriteTar(tmp_ / "t/00000.tar", members);
+  PackOptions o;
+  o.on_bad = OnBadImage::kSkip;
+  auto first = Pack({tmp_ / "f", tmp_ / "t/00000.tar"}, o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  std::filesystem::rename(tmp_ / "out.mmfs", tmp_ / "one.mmfs");
+  o.jobs = 4;
+  auto s = Pack({tmp_ / "f", tmp_ / "t/00000.tar"}, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->bad_images, 1u);
+  EXPECT_EQ(s->samples, first->samples);
+  for (const auto& e : std::filesystem::directory_iterator(tmp_ / "one.mmfs")) {
+    std::string name = e.path().filename();
+    if (name == "manifest.json") continue;  // holds the creation time
+    EXPECT_EQ(testing::ReadFile(e.path()), testing::ReadFile(tmp_ / ("out.mmfs/" + name))) << name;
+  }
+  // With --on-bad fail the error names the first bad file in input order, whatever the threads.
+  WriteFile(tmp_ / "f/c2/1008.jpg", "also broken");
+  o.on_bad = OnBadImage::kFail;
+  o.force = true;
+  auto fail = Pack({tmp_ / "f"}, o);
+  ASSERT_FALSE(fail.ok());
+  EXPECT_NE(fail.status().message().find("c1/1003.jpg"), std::string::npos)
+      << fail.status().message();
+}
+
 TEST_F(InputsTest, DamagedOrDuplicateTarIsAClearError) {
   WriteTar(tmp_ / "dup.tar", {{"1.jpg", MakeJpeg(8, 8)}, {"1.jpg", MakeJpeg(8, 8)}});
   auto s = Pack({tmp_ / "dup.tar"});

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <algorithm>
 
 #include "fs/base/units.h"
 #include "tools/mmfs/commands.h"
@@ -99,6 +101,8 @@ int RunPack(const PackArgs& args) {
                                                : pack::SourceFormat::kAuto;
   if (!args.caption_fields.empty()) options.caption_fields = args.caption_fields;
   options.coco_annotations = args.coco_annotations;
+  options.jobs = args.jobs > 0 ? args.jobs
+                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.force = args.force;
   auto shard_size = ParseSize(args.shard_size);
   if (!shard_size.ok()) {

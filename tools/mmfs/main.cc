@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   pack_cmd->add_option("--coco-annotations", pack.coco_annotations,
                        "COCO captions file (captions_train2017.json); SRC is its image folder")
       ->check(CLI::ExistingFile);
+  pack_cmd->add_option("-j,--jobs", pack.jobs,
+                       "Threads reading and checking samples (default: one per CPU); the "
+                       "output is the same for any number");
   pack_cmd->add_option("--shard-size", pack.shard_size,
                        "Target size of each LMDB shard (e.g. 512M, 1G)")
       ->capture_default_str();

@@ -10,6 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <thread>
+#include <mutex>
+#include <future>
+#include <functional>
+#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -108,6 +113,98 @@ class ShardSequence {
   uint64_t next_sample_ = 0;
 };
 
+// A sample on its way to the shards: loaded, checked and checksummed (on a worker thread with
+// --jobs), then committed in input order, so the output does not depend on the thread count.
+struct PreparedSample {
+  std::vector<SourceNode*> members;
+  std::vector<std::string> contents;
+  std::vector<Result<ImageInfo>> images;  // per member; ImageInfo{} when not a JPEG
+  std::vector<uint64_t> sums;
+  Status error;  // a member could not be read
+  bool from_tar = false;  // progress was counted while reading the archive
+};
+
+// Checks and checksums `p.contents` (thread-safe: each thread has its own decoder).
+void CheckAndHash(PreparedSample& p) {
+  thread_local JpegChecker jpeg;
+  for (size_t j = 0; j < p.members.size(); ++j) {
+    const std::string& bytes = p.contents[j];
+    p.images.push_back(HasJpegExtension(p.members[j]->name) ? jpeg.Check(bytes)
+                                                             : Result<ImageInfo>(ImageInfo{}));
+    p.sums.push_back(XXH3_64bits(bytes.data(), bytes.size()));
+  }
+}
+
+// Runs preparations on `jobs` threads (inline for 1) and hands the results to `commit` in the
+// order they were submitted, keeping at most a few per thread in flight.
+class SamplePipeline {
+ public:
+  using Commit = std::function<Status(PreparedSample&)>;
+  SamplePipeline(int jobs, Commit commit) : commit_(std::move(commit)) {
+    for (int i = 1; i < jobs; ++i) threads_.emplace_back([this] { Loop(); });
+    window_ = static_cast<size_t>(std::max(1, jobs)) * 4;
+  }
+  ~SamplePipeline() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      queue_.clear();
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  Status Submit(std::function<PreparedSample()> prepare) {
+    if (threads_.empty()) {
+      PreparedSample p = prepare();
+      return commit_(p);
+    }
+    std::packaged_task<PreparedSample()> task(std::move(prepare));
+    pending_.push_back(task.get_future());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+    while (pending_.size() >= window_) MMFS_RETURN_IF_ERROR(CommitFront());
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    while (!pending_.empty()) MMFS_RETURN_IF_ERROR(CommitFront());
+    return Status::Ok();
+  }
+
+ private:
+  Status CommitFront() {
+    PreparedSample p = pending_.front().get();
+    pending_.pop_front();
+    return commit_(p);
+  }
+  void Loop() {
+    for (;;) {
+      std::packaged_task<PreparedSample()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+
+  Commit commit_;
+  size_t window_ = 4;
+  std::deque<std::future<PreparedSample>> pending_;  // submission order
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<PreparedSample()>> queue_;  // guarded by mu_
+  bool stop_ = false;                                       // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
 class Packer {
  public:
   Packer(const PackOptions& options, PackReporter& reporter, std::string work_dir)
@@ -115,6 +212,7 @@ class Packer {
         reporter_(reporter),
         work_dir_(std::move(work_dir)),
         shards_(work_dir_, options.shard_size),
+        pipeline_(options.jobs, [this](PreparedSample& p) { return CommitSample(p); }),
         start_(std::chrono::steady_clock::now()) {}
 
   Result<PackSummary> Run() {
@@ -137,6 +235,7 @@ class Packer {
                                     std::to_string(scanned_files_) + " files"
                               : "packing " + std::to_string(scanned_files_) + " files");
     MMFS_RETURN_IF_ERROR(WriteData(&root));
+    MMFS_RETURN_IF_ERROR(pipeline_.Finish());
     MMFS_RETURN_IF_ERROR(shards_.FinishShard());
     reporter_.Phase("writing index");
     MMFS_RETURN_IF_ERROR(WriteIndexAndManifest(root));
@@ -291,26 +390,31 @@ class Packer {
       }
       MMFS_RETURN_IF_ERROR(CheckCancelled());
       std::vector<SourceNode*> members;
-      std::vector<std::string> contents;
-      for (size_t j = i; j < end; ++j) {
-        SourceNode& f = kids[j];
-        if (f.has_inline_data) {
-          contents.push_back(f.inline_data);
-        } else {
-          auto bytes = ReadWholeFile(f.source_path, UINT64_MAX);
-          if (!bytes.ok()) return bytes.status();
-          if (bytes->size() != f.size) {
-            return Status::InvalidArgument(f.source_path + ": changed size while packing (" +
-                                           std::to_string(f.size) + " -> " +
-                                           std::to_string(bytes->size()) + " bytes)");
+      for (size_t j = i; j < end; ++j) members.push_back(&kids[j]);
+      MMFS_RETURN_IF_ERROR(pipeline_.Submit([members]() {
+        PreparedSample p;
+        p.members = members;
+        for (SourceNode* f : members) {
+          if (f->has_inline_data) {
+            p.contents.push_back(f->inline_data);
+            continue;
           }
-          contents.push_back(std::move(bytes).value());
+          auto bytes = ReadWholeFile(f->source_path, UINT64_MAX);
+          if (!bytes.ok()) {
+            p.error = bytes.status();
+            return p;
+          }
+          if (bytes->size() != f->size) {
+            p.error = Status::InvalidArgument(f->source_path + ": changed size while packing (" +
+                                              std::to_string(f->size) + " -> " +
+                                              std::to_string(bytes->size()) + " bytes)");
+            return p;
+          }
+          p.contents.push_back(std::move(bytes).value());
         }
-        members.push_back(&f);
-        progress_.files_done++;
-        progress_.bytes_done += f.size;
-      }
-      MMFS_RETURN_IF_ERROR(WriteSample(members, contents));
+        CheckAndHash(p);
+        return p;
+      }));
       i = end;
     }
     return Status::Ok();
@@ -344,7 +448,14 @@ class Packer {
         for (SourceNode* n : group) n->skipped = true;
         summary_.skipped += group.size();
       } else {
-        MMFS_RETURN_IF_ERROR(WriteSample(group, contents));
+        auto shared = std::make_shared<PreparedSample>();
+        shared->members = group;
+        shared->contents = std::move(contents);
+        shared->from_tar = true;
+        MMFS_RETURN_IF_ERROR(pipeline_.Submit([shared]() {
+          CheckAndHash(*shared);
+          return std::move(*shared);
+        }));
       }
       group.clear();
       contents.clear();
@@ -385,6 +496,8 @@ class Packer {
       progress_.bytes_done = base_bytes + reader->bytes_consumed();
     }
     MMFS_RETURN_IF_ERROR(flush());
+    // Samples still in flight point into `files`: let them land before the nodes move.
+    MMFS_RETURN_IF_ERROR(pipeline_.Finish());
     summary_.skipped += reader->skipped();
     // The folder tree of the members.
     std::map<std::string, SourceNode> dir_nodes;
@@ -412,37 +525,38 @@ class Packer {
     return Status::Ok();
   }
 
-  // Checks, checksums and appends one sample's members (their bytes in `contents`).
-  Status WriteSample(const std::vector<SourceNode*>& candidates,
-                     std::vector<std::string>& all_contents) {
+  // In input order: applies --on-bad, appends the sample and records where it landed.
+  Status CommitSample(PreparedSample& p) {
+    if (!p.error.ok()) return p.error;
     std::vector<std::string_view> views;
     std::vector<SourceNode*> members;
-    for (size_t j = 0; j < candidates.size(); ++j) {
-      SourceNode& f = *candidates[j];
-      const std::string& bytes = all_contents[j];
-      if (HasJpegExtension(f.name)) {
-        auto info = jpeg_.Check(bytes);
-        if (!info.ok()) {
-          summary_.bad_images++;
-          std::string msg = Describe(f) + ": " + info.status().message();
-          if (options_.on_bad == OnBadImage::kFail) {
-            return Status::InvalidArgument(
-                msg + " (use --on-bad skip to leave bad images out, or --on-bad keep)");
-          }
-          if (options_.on_bad == OnBadImage::kSkip) {
-            reporter_.Warning("skipping " + msg);
-            f.skipped = true;
-            summary_.skipped++;
-            continue;
-          }
-          reporter_.Warning("keeping " + msg);
-        } else {
-          f.width = std::min<uint32_t>(info->width, 65535);
-          f.height = std::min<uint32_t>(info->height, 65535);
-        }
+    for (size_t j = 0; j < p.members.size(); ++j) {
+      SourceNode& f = *p.members[j];
+      if (!p.from_tar) {
+        progress_.files_done++;
+        progress_.bytes_done += f.size;
       }
-      f.checksum = XXH3_64bits(bytes.data(), bytes.size());
-      views.push_back(bytes);
+      const Result<ImageInfo>& info = p.images[j];
+      if (!info.ok()) {
+        summary_.bad_images++;
+        std::string msg = Describe(f) + ": " + info.status().message();
+        if (options_.on_bad == OnBadImage::kFail) {
+          return Status::InvalidArgument(
+              msg + " (use --on-bad skip to leave bad images out, or --on-bad keep)");
+        }
+        if (options_.on_bad == OnBadImage::kSkip) {
+          reporter_.Warning("skipping " + msg);
+          f.skipped = true;
+          summary_.skipped++;
+          continue;
+        }
+        reporter_.Warning("keeping " + msg);
+      } else {
+        f.width = std::min<uint32_t>(info->width, 65535);
+        f.height = std::min<uint32_t>(info->height, 65535);
+      }
+      f.checksum = p.sums[j];
+      views.push_back(p.contents[j]);
       members.push_back(&f);
     }
     if (!members.empty()) {
@@ -572,7 +686,7 @@ class Packer {
   std::set<std::string> layouts_;
   std::string work_dir_;
   ShardSequence shards_;
-  JpegChecker jpeg_;
+  SamplePipeline pipeline_;
   PackSummary summary_;
   PackProgress progress_;
   std::chrono::steady_clock::time_point start_;

@@ -37,6 +37,8 @@ struct PackOptions {
   SourceFormat format = SourceFormat::kAuto;
   std::vector<std::string> caption_fields = {"text", "caption"};  // Hugging Face metadata
   std::string coco_annotations;  // captions_*.json for the (single) source folder
+  // Threads reading, checking and checksumming samples; the output is the same for any number.
+  int jobs = 1;
   const std::atomic<bool>* cancel = nullptr; // set (e.g. by SIGINT) to stop; not owned
 };
 
