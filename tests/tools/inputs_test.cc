@@ -4,6 +4,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <gtest/gtest.h>
+#include <png.h>
+#include <webp/decode.h>
+#include <webp/encode.h>
+
+#include <cstring>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -327,6 +332,54 @@ TEST_F(InputsTest, CocoCaptionsBecomeOneFilePerImage) {
   auto bad = Pack({tmp_ / "coco"}, o);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not COCO captions"), std::string::npos);
+}
+
+TEST(ImageCheckTest, PngAndWebpHeadersSizesAndTruncation) {
+  std::vector<uint8_t> rgb(12 * 7 * 3, 90);
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  image.width = 12;
+  image.height = 7;
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  ASSERT_NE(png_image_write_to_memory(&image, nullptr, &size, 0, rgb.data(), 0, nullptr), 0);
+  std::string png(size, '\0');
+  ASSERT_NE(png_image_write_to_memory(&image, png.data(), &size, 0, rgb.data(), 0, nullptr), 0);
+  png.resize(size);
+  auto ok = CheckPng(png);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->width, 12u);
+  EXPECT_EQ(ok->height, 7u);
+  EXPECT_NE(CheckPng(png.substr(0, png.size() - 20)).status().message().find("truncated PNG"),
+            std::string::npos);
+  EXPECT_NE(CheckPng("<html>").status().message().find("not a PNG"), std::string::npos);
+
+  uint8_t* out = nullptr;
+  size_t n = WebPEncodeRGB(rgb.data(), 12, 7, 12 * 3, 80, &out);
+  ASSERT_GT(n, 0u);
+  std::string webp(reinterpret_cast<char*>(out), n);
+  WebPFree(out);
+  auto w = CheckWebp(webp);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->width, 12u);
+  EXPECT_NE(CheckWebp(webp.substr(0, webp.size() - 10)).status().message().find("truncated WebP"),
+            std::string::npos);
+  EXPECT_NE(CheckWebp(png).status().message().find("not a WebP"), std::string::npos);
+}
+
+TEST_F(InputsTest, BrokenPngIsABadImage) {
+  WriteFile(tmp_ / "p/1.png", "not really a png");
+  WriteFile(tmp_ / "p/2.webp", "RIFF....WEBPgarbage");
+  auto s = Pack({tmp_ / "p"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("1.png: not a PNG"), std::string::npos)
+      << s.status().message();
+  PackOptions o;
+  o.on_bad = OnBadImage::kSkip;
+  s = Pack({tmp_ / "p"}, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->bad_images, 2u);
 }
 
 TEST(DecompressionBombTest, HugeDimensionsAreRefused) {

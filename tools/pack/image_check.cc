@@ -1,5 +1,10 @@
 #include "tools/pack/image_check.h"
 
+#include <png.h>
+#include <webp/decode.h>
+
+#include <cstring>
+
 #include <turbojpeg.h>
 
 #include <algorithm>
@@ -25,6 +30,70 @@ std::string LowerExtension(std::string_view name) {
   return ext;
 }
 }  // namespace
+
+bool HasPngExtension(std::string_view name) { return LowerExtension(name) == "png"; }
+bool HasWebpExtension(std::string_view name) { return LowerExtension(name) == "webp"; }
+
+namespace {
+std::string Printable(std::string_view bytes) {
+  std::string start;
+  for (char c : bytes.substr(0, 4)) start += std::isprint(static_cast<unsigned char>(c)) ? c : '.';
+  return start;
+}
+
+Status CheckPixels(const char* kind, uint64_t width, uint64_t height) {
+  if (width == 0 || height == 0) return Status::InvalidArgument(std::string(kind) + " with zero size");
+  if (width * height > kMaxImagePixels) {
+    return Status::InvalidArgument(std::string(kind) + " of " + std::to_string(width) + "x" +
+                                   std::to_string(height) + " pixels, over the limit of " +
+                                   std::to_string(kMaxImagePixels) + " (a decompression bomb?)");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Result<ImageInfo> CheckPng(std::string_view bytes) {
+  const auto* data = reinterpret_cast<png_const_bytep>(bytes.data());
+  if (bytes.size() < 8 || png_sig_cmp(data, 0, 8) != 0) {
+    return Status::InvalidArgument(bytes.empty() ? "not a PNG (empty file)"
+                                                 : "not a PNG (starts with '" + Printable(bytes) + "')");
+  }
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_memory(&image, data, bytes.size()) == 0) {
+    std::string why = image.message;
+    png_image_free(&image);
+    return Status::InvalidArgument("bad PNG header: " + why);
+  }
+  ImageInfo info{image.width, image.height};
+  png_image_free(&image);
+  MMFS_RETURN_IF_ERROR(CheckPixels("PNG", info.width, info.height));
+  // The last chunk is IEND: length 0, type, CRC (12 bytes).
+  if (bytes.size() < 12 || bytes.substr(bytes.size() - 8, 4) != "IEND") {
+    return Status::InvalidArgument("truncated PNG: does not end with an IEND chunk");
+  }
+  return info;
+}
+
+Result<ImageInfo> CheckWebp(std::string_view bytes) {
+  if (bytes.size() < 12 || bytes.substr(0, 4) != "RIFF" || bytes.substr(8, 4) != "WEBP") {
+    return Status::InvalidArgument(bytes.empty() ? "not a WebP (empty file)"
+                                                 : "not a WebP (starts with '" + Printable(bytes) + "')");
+  }
+  int width = 0, height = 0;
+  if (WebPGetInfo(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &width, &height) == 0) {
+    return Status::InvalidArgument("bad WebP header");
+  }
+  MMFS_RETURN_IF_ERROR(CheckPixels("WebP", static_cast<uint64_t>(width), static_cast<uint64_t>(height)));
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  uint64_t riff = u[4] | (u[5] << 8) | (u[6] << 16) | (static_cast<uint64_t>(u[7]) << 24);
+  if (riff + 8 > bytes.size()) {
+    return Status::InvalidArgument("truncated WebP: " + std::to_string(bytes.size()) +
+                                   " bytes, the RIFF header says " + std::to_string(riff + 8));
+  }
+  return ImageInfo{static_cast<uint32_t>(width), static_cast<uint32_t>(height)};
+}
 
 bool IsImageName(std::string_view name) {
   std::string ext = LowerExtension(name);

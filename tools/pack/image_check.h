@@ -26,6 +26,15 @@ struct ImageInfo {
 bool HasJpegExtension(std::string_view name);
 // True for the image types datasets carry: JPEG, PNG, WebP, GIF, BMP, TIFF (any case).
 bool IsImageName(std::string_view name);
+bool HasPngExtension(std::string_view name);
+bool HasWebpExtension(std::string_view name);
+
+// A PNG's signature and header (libpng), its size against the pixel limit, and that it ends
+// with an IEND chunk (not truncated).
+Result<ImageInfo> CheckPng(std::string_view bytes);
+// A WebP's RIFF container and header (libwebp), its size against the pixel limit, and that the
+// RIFF length matches the bytes (not truncated).
+Result<ImageInfo> CheckWebp(std::string_view bytes);
 
 class JpegChecker {
  public:

@@ -129,8 +129,11 @@ void CheckAndHash(PreparedSample& p) {
   thread_local JpegChecker jpeg;
   for (size_t j = 0; j < p.members.size(); ++j) {
     const std::string& bytes = p.contents[j];
-    p.images.push_back(HasJpegExtension(p.members[j]->name) ? jpeg.Check(bytes)
-                                                             : Result<ImageInfo>(ImageInfo{}));
+    const std::string& name = p.members[j]->name;
+    p.images.push_back(HasJpegExtension(name)   ? jpeg.Check(bytes)
+                       : HasPngExtension(name)  ? CheckPng(bytes)
+                       : HasWebpExtension(name) ? CheckWebp(bytes)
+                                                : Result<ImageInfo>(ImageInfo{}));
     p.sums.push_back(XXH3_64bits(bytes.data(), bytes.size()));
   }
 }
