@@ -10,7 +10,9 @@
 
 #include <cstring>
 
+#include <atomic>
 #include <filesystem>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "fs/format/dataset.h"
@@ -226,6 +228,87 @@ TEST_F(InputsTest, JobsDoNotChangeTheOutput) {
   ASSERT_FALSE(fail.ok());
   EXPECT_NE(fail.status().message().find("c1/1003.jpg"), std::string::npos)
       << fail.status().message();
+}
+
+// Sets the cancel flag once `after` files are done, as Ctrl-C would.
+class CancellingReporter final : public PackReporter {
+ public:
+  CancellingReporter(std::atomic<bool>* cancel, uint64_t after) : cancel_(cancel), after_(after) {}
+  void Warning(const std::string& m) override { warnings.push_back(m); }
+  void Phase(const std::string& m) override { phases.push_back(m); }
+  void Progress(const PackProgress& p) override {
+    if (p.files_done >= after_) cancel_->store(true);
+  }
+  std::vector<std::string> warnings, phases;
+
+ private:
+  std::atomic<bool>* cancel_;
+  uint64_t after_;
+};
+
+TEST_F(InputsTest, ResumeAfterAnInterruptionGivesTheSameDataset) {
+  std::mt19937_64 rng(5);
+  auto random_bytes = [&](size_t n) {
+    std::string b(n, '\0');
+    for (char& c : b) c = static_cast<char>(rng());
+    return b;
+  };
+  for (int i = 0; i < 240; ++i) {
+    WriteFile(tmp_ / ("r/d" + std::to_string(i / 80) + "/" + std::to_string(1000 + i) + ".bin"),
+              random_bytes(16 << 10));
+  }
+  std::vector<Member> members;
+  for (int i = 0; i < 80; ++i) members.push_back({std::to_string(i) + ".bin", random_bytes(16 << 10)});
+  WriteTar(tmp_ / "r2/00000.tar", members);
+  PackOptions o;
+  o.shard_size = 1 << 20;
+  o.jobs = 2;
+  std::vector<std::string> sources = {tmp_ / "r", tmp_ / "r2/00000.tar"};
+  // The reference: one uninterrupted pack.
+  o.sources = sources;
+  o.destination = tmp_ / "ref.mmfs";
+  CollectingReporter quiet;
+  ASSERT_TRUE(pack::Pack(o, quiet).ok());
+
+  std::atomic<bool> cancel{false};
+  o.destination = tmp_ / "out.mmfs";
+  o.cancel = &cancel;
+  CancellingReporter interrupting(&cancel, 200);
+  auto first = pack::Pack(o, interrupting);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.status().code(), StatusCode::kCancelled);
+  EXPECT_NE(first.status().message().find("--resume"), std::string::npos) << first.status().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / "out.mmfs"));
+
+  // Other options do not resume it, and do not destroy it either.
+  o.cancel = nullptr;
+  o.resume = true;
+  o.shard_size = 2 << 20;
+  auto wrong = pack::Pack(o, quiet);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("other sources or options"), std::string::npos)
+      << wrong.status().message();
+
+  o.shard_size = 1 << 20;
+  CancellingReporter resumed(&cancel, UINT64_MAX);
+  auto second = pack::Pack(o, resumed);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  bool said = false;
+  for (const auto& ph : resumed.phases) said |= ph.find("resuming after") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_GT(second->shards, 3u);
+  for (const auto& e : std::filesystem::directory_iterator(tmp_ / "ref.mmfs")) {
+    std::string name = e.path().filename();
+    if (name == "manifest.json") continue;  // holds the creation time
+    EXPECT_EQ(testing::ReadFile(e.path()), testing::ReadFile(tmp_ / ("out.mmfs/" + name))) << name;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / "out.mmfs/checkpoint.jsonl"));
+  // Nothing of the interrupted pack is left next to DST.
+  int leftovers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp_.path())) {
+    leftovers += e.path().filename().string().find(".partial-") != std::string::npos;
+  }
+  EXPECT_EQ(leftovers, 0);
 }
 
 TEST_F(InputsTest, DamagedOrDuplicateTarIsAClearError) {

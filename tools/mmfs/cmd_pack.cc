@@ -101,6 +101,7 @@ int RunPack(const PackArgs& args) {
                                                : pack::SourceFormat::kAuto;
   if (!args.caption_fields.empty()) options.caption_fields = args.caption_fields;
   options.coco_annotations = args.coco_annotations;
+  options.resume = args.resume;
   options.jobs = args.jobs > 0 ? args.jobs
                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.force = args.force;
@@ -125,7 +126,9 @@ int RunPack(const PackArgs& args) {
   reporter.ClearLine();
   if (!summary.ok()) {
     if (summary.status().code() == StatusCode::kCancelled) {
-      PrintError("interrupted; nothing was written to " + destination);
+      PrintError(summary.status().message().find("--resume") != std::string::npos
+                     ? summary.status().message()
+                     : "interrupted; nothing was written to " + destination);
       return 130;
     }
     PrintError(summary.status().message());

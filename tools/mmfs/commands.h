@@ -16,6 +16,7 @@ struct PackArgs {
   std::vector<std::string> caption_fields;
   std::string coco_annotations;
   int jobs = 0;  // 0: one per CPU
+  bool resume = false;
   std::string shard_size = "1G";
   std::string on_bad = "fail";
   bool force = false;

@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fail", "skip", "keep"}))
       ->capture_default_str();
   pack_cmd->add_flag("--force", pack.force, "Replace DST if it is an existing dataset");
+  pack_cmd->add_flag("--resume", pack.resume,
+                     "Continue an interrupted pack to DST (same sources and options) from its "
+                     "last finished shard");
   pack_cmd->add_flag("-q,--quiet", pack.quiet, "Print only warnings and errors");
   pack_cmd->add_flag("--json", pack.json, "Print the summary as JSON on stdout");
 

@@ -18,7 +18,9 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
@@ -61,6 +63,16 @@ class ShardSequence {
  public:
   ShardSequence(std::string dir, uint64_t shard_size) : dir_(std::move(dir)), shard_size_(shard_size) {}
 
+  // Called once a shard file is complete and its checksum known.
+  using FinishedFn = std::function<Status(const format::ShardInfo&, std::span<const uint64_t>)>;
+  void set_on_finished(FinishedFn fn) { on_finished_ = std::move(fn); }
+  // Continues after the shards an interrupted pack finished (--resume).
+  void Restore(std::vector<format::ShardInfo> shards, std::vector<uint64_t> record_offsets) {
+    shards_ = std::move(shards);
+    record_offsets_ = std::move(record_offsets);
+    next_sample_ = record_offsets_.size();
+  }
+
   Status Append(std::span<const std::string_view> members, uint64_t bytes, uint32_t* shard,
                 uint64_t* sample) {
     if (writer_ != nullptr && writer_->samples() > 0 &&
@@ -97,6 +109,7 @@ class ShardSequence {
     if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
     info.size = static_cast<uint64_t>(st.st_size);
     MMFS_ASSIGN_OR_RETURN(info.checksum, HashFile(path));
+    if (on_finished_) MMFS_RETURN_IF_ERROR(on_finished_(info, offsets));
     return Status::Ok();
   }
 
@@ -111,6 +124,102 @@ class ShardSequence {
   std::vector<format::ShardInfo> shards_;
   std::vector<uint64_t> record_offsets_;  // by sample number
   uint64_t next_sample_ = 0;
+  FinishedFn on_finished_;
+};
+
+// What lets an interrupted pack continue (--resume): after each finished shard, one JSON line
+// with the shard and, for every sample group committed since the previous line, its member names
+// and what packing found (checksum, image size, skipped, where it landed). Appended and fsynced
+// after the shard file itself is complete, so every line describes a shard that is whole.
+class PackCheckpoint {
+ public:
+  static constexpr char kFileName[] = "checkpoint.jsonl";
+
+  Status Start(const std::string& work_dir, const std::string& fingerprint) {
+    path_ = work_dir + "/" + kFileName;
+    MMFS_ASSIGN_OR_RETURN(fd_, OpenFile(path_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC));
+    return WriteLine({{"mmfs_pack_checkpoint", 1}, {"options", fingerprint}});
+  }
+
+  // Reads the finished shards and their groups back; the file must have been made by a pack with
+  // the same options.
+  Status Load(const std::string& work_dir, const std::string& fingerprint,
+              std::vector<format::ShardInfo>* shards, std::vector<uint64_t>* offsets,
+              std::deque<nlohmann::json>* groups) {
+    path_ = work_dir + "/" + kFileName;
+    MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path_, 1ull << 36));
+    size_t start = 0, line_no = 0, valid_end = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) break;  // a line cut by the interruption: ignored
+      nlohmann::json j = nlohmann::json::parse(text.substr(start, end - start), nullptr, false);
+      start = end + 1;
+      if (j.is_discarded()) break;
+      if (line_no++ == 0) {
+        if (j.value("options", std::string()) != fingerprint) {
+          return Status::InvalidArgument(
+              "the interrupted pack used other sources or options; run without --resume");
+        }
+      } else {
+        const auto& sh = j.at("shard");
+        format::ShardInfo info;
+        info.file = sh.at("file").get<std::string>();
+        info.size = sh.at("size").get<uint64_t>();
+        info.checksum = sh.at("checksum").get<uint64_t>();
+        info.first_sample = sh.at("first_sample").get<uint64_t>();
+        info.samples = sh.at("samples").get<uint64_t>();
+        info.data_bytes = sh.at("data_bytes").get<uint64_t>();
+        struct stat st;
+        std::string file = work_dir + "/" + info.file;
+        if (::stat(file.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != info.size) {
+          break;  // the shard is not what the line says: resume from the one before
+        }
+        shards->push_back(info);
+        for (uint64_t o : j.at("offsets")) offsets->push_back(o);
+        for (auto& g : j.at("groups")) groups->push_back(std::move(g));
+      }
+      valid_end = start;
+    }
+    if (line_no == 0) return Status::InvalidArgument(path_ + ": empty checkpoint");
+    // Continue the file after its last good line.
+    MMFS_ASSIGN_OR_RETURN(fd_, OpenFile(path_, O_WRONLY | O_CLOEXEC));
+    if (::ftruncate(fd_.get(), static_cast<off_t>(valid_end)) != 0 ||
+        ::lseek(fd_.get(), 0, SEEK_END) < 0) {
+      return Status::FromErrno(errno, "truncate " + path_);
+    }
+    return Status::Ok();
+  }
+
+  Status Append(const format::ShardInfo& info, std::span<const uint64_t> offsets,
+                std::vector<nlohmann::json>* groups) {
+    nlohmann::json j = {{"shard",
+                         {{"file", info.file},
+                          {"size", info.size},
+                          {"checksum", info.checksum},
+                          {"first_sample", info.first_sample},
+                          {"samples", info.samples},
+                          {"data_bytes", info.data_bytes}}},
+                        {"offsets", std::vector<uint64_t>(offsets.begin(), offsets.end())},
+                        {"groups", std::move(*groups)}};
+    groups->clear();
+    ++finished_;
+    return WriteLine(j);
+  }
+
+  uint64_t finished() const { return finished_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Status WriteLine(const nlohmann::json& j) {
+    std::string line = j.dump() + "\n";
+    MMFS_RETURN_IF_ERROR(WriteFull(fd_.get(), line.data(), line.size(), path_));
+    if (::fdatasync(fd_.get()) != 0) return Status::FromErrno(errno, "fsync " + path_);
+    return Status::Ok();
+  }
+
+  std::string path_;
+  UniqueFd fd_;
+  uint64_t finished_ = 0;
 };
 
 // A sample on its way to the shards: loaded, checked and checksummed (on a worker thread with
@@ -210,13 +319,21 @@ class SamplePipeline {
 
 class Packer {
  public:
-  Packer(const PackOptions& options, PackReporter& reporter, std::string work_dir)
-      : options_(options),
+  Packer(const PackOptions& options, PackReporter& reporter, std::string work_dir, bool resume)
+      : resume_(resume),
+        options_(options),
         reporter_(reporter),
         work_dir_(std::move(work_dir)),
         shards_(work_dir_, options.shard_size),
         pipeline_(options.jobs, [this](PreparedSample& p) { return CommitSample(p); }),
-        start_(std::chrono::steady_clock::now()) {}
+        start_(std::chrono::steady_clock::now()) {
+    shards_.set_on_finished([this](const format::ShardInfo& info, std::span<const uint64_t> offs) {
+      return checkpoint_.Append(info, offs, &pending_groups_);
+    });
+  }
+
+  uint64_t finished_shards() const { return checkpoint_.finished(); }
+  bool keep_work_dir() const { return keep_work_dir_; }
 
   Result<PackSummary> Run() {
     SourceNode root;
@@ -237,9 +354,15 @@ class Packer {
     reporter_.Phase(tars_ > 0 ? "packing " + std::to_string(tars_) + " tar files and " +
                                     std::to_string(scanned_files_) + " files"
                               : "packing " + std::to_string(scanned_files_) + " files");
+    MMFS_RETURN_IF_ERROR(StartOrResume());
     MMFS_RETURN_IF_ERROR(WriteData(&root));
     MMFS_RETURN_IF_ERROR(pipeline_.Finish());
+    if (!resume_groups_.empty()) {
+      return Status::InvalidArgument("the sources hold fewer samples than the interrupted pack "
+                                     "recorded; run without --resume");
+    }
     MMFS_RETURN_IF_ERROR(shards_.FinishShard());
+    ::unlink(checkpoint_.path().c_str());
     reporter_.Phase("writing index");
     MMFS_RETURN_IF_ERROR(WriteIndexAndManifest(root));
     return summary_;
@@ -250,6 +373,77 @@ class Packer {
   }
 
  private:
+  // Everything that changes the output; a checkpoint is only resumed with the same.
+  std::string Fingerprint() const {
+    nlohmann::json j = {{"sources", options_.sources},
+                        {"format", static_cast<int>(options_.format)},
+                        {"caption_fields", options_.caption_fields},
+                        {"coco", options_.coco_annotations},
+                        {"shard_size", options_.shard_size},
+                        {"on_bad", OnBadName(options_.on_bad)},
+                        {"format_version", format::kFormatVersion}};
+    return j.dump();
+  }
+
+  Status StartOrResume() {
+    if (!resume_) return checkpoint_.Start(work_dir_, Fingerprint());
+    std::vector<format::ShardInfo> shards;
+    std::vector<uint64_t> offsets;
+    Status loaded = checkpoint_.Load(work_dir_, Fingerprint(), &shards, &offsets, &resume_groups_);
+    if (!loaded.ok()) {
+      keep_work_dir_ = true;  // still resumable with the right options
+      return loaded;
+    }
+    // Shard files past the checkpoint are incomplete: written again from their first sample.
+    for (uint32_t i = static_cast<uint32_t>(shards.size());; ++i) {
+      char name[64];
+      std::snprintf(name, sizeof name, format::kShardFilePattern, i);
+      std::string path = work_dir_ + "/" + name;
+      if (::unlink(path.c_str()) != 0) break;
+    }
+    reporter_.Phase("resuming after " + std::to_string(shards.size()) + " finished shards (" +
+                    std::to_string(offsets.size()) + " samples)");
+    shards_.Restore(std::move(shards), std::move(offsets));
+    return Status::Ok();
+  }
+
+  // Fills a group's nodes from the checkpoint instead of reading and checking them again.
+  Status ApplyResumed(const std::vector<SourceNode*>& members, bool from_tar) {
+    nlohmann::json g = std::move(resume_groups_.front());
+    resume_groups_.pop_front();
+    const auto& names = g.at("n");
+    bool same = names.size() == members.size();
+    for (size_t j = 0; same && j < members.size(); ++j) same = names[j] == members[j]->name;
+    if (!same) {
+      return Status::InvalidArgument("the sources changed since the interrupted pack (" +
+                                     Describe(*members.front()) + " is not what it recorded); run "
+                                     "without --resume");
+    }
+    int64_t sample = g.at("s").get<int64_t>();
+    uint32_t shard = g.at("sh").get<uint32_t>();
+    for (size_t j = 0; j < members.size(); ++j) {
+      SourceNode& f = *members[j];
+      const auto& m = g.at("m")[j];
+      if (!from_tar) {
+        progress_.files_done++;
+        progress_.bytes_done += f.size;
+      }
+      if (m[0].get<int>() != 0) {
+        f.skipped = true;
+        summary_.skipped++;
+        summary_.bad_images++;
+        continue;
+      }
+      f.checksum = m[1].get<uint64_t>();
+      f.width = m[2].get<uint32_t>();
+      f.height = m[3].get<uint32_t>();
+      f.offset_in_record = m[4].get<uint64_t>();
+      f.shard = shard;
+      f.sample = static_cast<uint64_t>(sample);
+    }
+    return Status::Ok();
+  }
+
   // A tar file becomes a folder named after it, filled while packing.
   SourceNode TarFolder(const std::string& path) {
     SourceNode dir;
@@ -394,6 +588,11 @@ class Packer {
       MMFS_RETURN_IF_ERROR(CheckCancelled());
       std::vector<SourceNode*> members;
       for (size_t j = i; j < end; ++j) members.push_back(&kids[j]);
+      if (!resume_groups_.empty()) {
+        MMFS_RETURN_IF_ERROR(ApplyResumed(members, false));
+        i = end;
+        continue;
+      }
       MMFS_RETURN_IF_ERROR(pipeline_.Submit([members]() {
         PreparedSample p;
         p.members = members;
@@ -450,6 +649,8 @@ class Packer {
         }
         for (SourceNode* n : group) n->skipped = true;
         summary_.skipped += group.size();
+      } else if (!resume_groups_.empty()) {
+        MMFS_RETURN_IF_ERROR(ApplyResumed(group, true));
       } else {
         auto shared = std::make_shared<PreparedSample>();
         shared->members = group;
@@ -562,6 +763,8 @@ class Packer {
       views.push_back(p.contents[j]);
       members.push_back(&f);
     }
+    int64_t sample_no = -1;
+    uint32_t shard_no = 0;
     if (!members.empty()) {
       uint64_t total = 0, offset = 0;
       for (std::string_view v : views) total += v.size();
@@ -574,7 +777,16 @@ class Packer {
         members[m]->offset_in_record = offset;
         offset += views[m].size();
       }
+      sample_no = static_cast<int64_t>(sample);
+      shard_no = shard;
     }
+    nlohmann::json names = nlohmann::json::array(), results = nlohmann::json::array();
+    for (SourceNode* f : p.members) {
+      names.push_back(f->name);
+      results.push_back({f->skipped ? 1 : 0, f->checksum, f->width, f->height, f->offset_in_record});
+    }
+    pending_groups_.push_back({{"n", std::move(names)}, {"m", std::move(results)},
+                               {"s", sample_no}, {"sh", shard_no}});
     progress_.elapsed_seconds = Elapsed();
     reporter_.Progress(progress_);
     return Status::Ok();
@@ -681,6 +893,8 @@ class Packer {
     return Status::Ok();
   }
 
+  const bool resume_;
+  bool keep_work_dir_ = false;
   const PackOptions& options_;
   PackReporter& reporter_;
   uint64_t scanned_files_ = 0;
@@ -689,6 +903,9 @@ class Packer {
   std::set<std::string> layouts_;
   std::string work_dir_;
   ShardSequence shards_;
+  PackCheckpoint checkpoint_;
+  std::vector<nlohmann::json> pending_groups_;  // committed since the last checkpoint line
+  std::deque<nlohmann::json> resume_groups_;    // from the checkpoint, not yet reached
   SamplePipeline pipeline_;
   PackSummary summary_;
   PackProgress progress_;
@@ -701,16 +918,43 @@ bool IsInsideDir(const fsys::path& path, const fsys::path& dir) {
   return p == d || (p.size() > d.size() && p.compare(0, d.size(), d) == 0 && p[d.size()] == '/');
 }
 
+bool IsStalePartial(const std::string& name, const std::string& prefix) {
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+  // Our own PID: an earlier Pack() call of this process (one Pack per DST at a time).
+  return pid <= 0 || pid == ::getpid() ||
+         (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
+}
+
+// The most recent ".DST.partial-PID" of a pack that is gone and left a checkpoint, or "".
+std::string FindResumable(const fsys::path& dst) {
+  std::string prefix = "." + dst.filename().string() + ".partial-";
+  std::string best;
+  fsys::file_time_type best_time;
+  std::error_code ec;
+  for (const auto& e : fsys::directory_iterator(dst.parent_path(), ec)) {
+    std::string name = e.path().filename().string();
+    if (!IsStalePartial(name, prefix)) continue;
+    fsys::path cp = e.path() / PackCheckpoint::kFileName;
+    if (!fsys::exists(cp, ec)) continue;
+    auto t = fsys::last_write_time(cp, ec);
+    if (best.empty() || t > best_time) {
+      best = e.path().string();
+      best_time = t;
+    }
+  }
+  return best;
+}
+
 // Removes ".DST.partial-PID" directories left by packs that crashed (their PID is gone).
-void RemoveStalePartials(const fsys::path& dst, PackReporter& reporter) {
+void RemoveStalePartials(const fsys::path& dst, const std::string& keep, PackReporter& reporter) {
   std::string prefix = "." + dst.filename().string() + ".partial-";
   std::error_code ec;
   for (const auto& e : fsys::directory_iterator(dst.parent_path(), ec)) {
     std::string name = e.path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-      reporter.Warning("removing " + e.path().string() + ", left by an interrupted pack");
+    if (IsStalePartial(name, prefix) && e.path().string() != keep) {
+      reporter.Warning("removing " + e.path().string() +
+                       ", left by an interrupted pack (--resume continues one instead)");
       fsys::remove_all(e.path(), ec);
     }
   }
@@ -758,16 +1002,33 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   if (::stat(dst.parent_path().c_str(), &st) != 0) {
     return Status::FromErrno(errno, "destination folder " + dst.parent_path().string());
   }
-  RemoveStalePartials(dst, reporter);
   // Build next to DST (same filesystem, so the final rename is atomic).
   std::string work = (dst.parent_path() / ("." + dst.filename().string() + ".partial-" +
                                            std::to_string(::getpid())))
                          .string();
-  if (::mkdir(work.c_str(), 0755) != 0) return Status::FromErrno(errno, "mkdir " + work);
-  Packer packer(options, reporter, work);
+  bool resume = false;
+  if (options.resume) {
+    std::string found = FindResumable(dst);
+    if (found.empty()) {
+      reporter.Warning("nothing to resume for " + dst.string() + "; packing from the start");
+    } else if (found != work && ::rename(found.c_str(), work.c_str()) != 0) {
+      return Status::FromErrno(errno, "take over " + found);
+    } else {
+      resume = true;
+    }
+  }
+  RemoveStalePartials(dst, resume ? work : "", reporter);
+  if (!resume && ::mkdir(work.c_str(), 0755) != 0) return Status::FromErrno(errno, "mkdir " + work);
+  Packer packer(options, reporter, work, resume);
   auto result = packer.Run();
   auto cleanup = [&] { fsys::remove_all(work, ec); };
   if (!result.ok()) {
+    if (result.status().code() == StatusCode::kCancelled && packer.finished_shards() > 0) {
+      return Status::Cancelled("interrupted after " + std::to_string(packer.finished_shards()) +
+                               " finished shards, kept in " + work +
+                               "; run the same command with --resume to continue");
+    }
+    if (packer.keep_work_dir()) return result.status().WithContext("kept " + work);
     cleanup();
     return result.status();
   }

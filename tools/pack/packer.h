@@ -39,6 +39,9 @@ struct PackOptions {
   std::string coco_annotations;  // captions_*.json for the (single) source folder
   // Threads reading, checking and checksumming samples; the output is the same for any number.
   int jobs = 1;
+  // Continue the most recent interrupted pack to the same DST (same sources and options): its
+  // finished shards are kept, the rest is packed again; the result is the same as one pack.
+  bool resume = false;
   const std::atomic<bool>* cancel = nullptr; // set (e.g. by SIGINT) to stop; not owned
 };
 
