@@ -10,7 +10,7 @@ packages=(
   libfuse3-dev fuse3 liblmdb-dev lmdb-utils libturbojpeg0-dev libxxhash-dev
   libspdlog-dev libfmt-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   # tar / tar.gz inputs (WebDataset, img2dataset); PNG and WebP checks
-  libarchive-dev libpng-dev libwebp-dev
+  libarchive-dev libpng-dev libwebp-dev libcsv-dev
   # real loaders for the mount tests and the demo
   python3 python3-torch python3-torchvision python3-pil python3-numpy
   # clients the tests read the mount with

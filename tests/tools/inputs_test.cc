@@ -392,6 +392,28 @@ TEST_F(InputsTest, HuggingFaceMetadataBecomesCaptionFiles) {
   EXPECT_NE(broken.status().message().find("line 1: not a JSON object"), std::string::npos);
 }
 
+TEST_F(InputsTest, HuggingFaceMetadataCsvWithQuoting) {
+  WriteFile(tmp_ / "hf/train/a.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "hf/train/b.jpg", MakeJpeg(8, 8));
+  WriteFile(tmp_ / "hf/train/metadata.csv",
+            "file_name,text,source\r\n"
+            "a.jpg,\"a cat, sitting\",web\r\n"
+            "b.jpg,\"two lines\nand \"\"quotes\"\"\",book\r\n");
+  auto s = Pack({tmp_ / "hf"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("train/a.txt"), "a cat, sitting");
+  EXPECT_EQ(Read("train/b.txt"), "two lines\nand \"quotes\"");
+  EXPECT_EQ(nlohmann::json::parse(Read("train/b.json"))["source"], "book");
+  WriteFile(tmp_ / "hf/train/metadata.csv", "file_name,text\na.jpg,x,extra\n");
+  PackOptions o;
+  o.force = true;
+  auto bad = Pack({tmp_ / "hf"}, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("metadata.csv row 2: 3 fields, the header has 2"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST_F(InputsTest, CocoCaptionsBecomeOneFilePerImage) {
   WriteFile(tmp_ / "coco/000000000009.jpg", MakeJpeg(8, 8));
   WriteFile(tmp_ / "coco/000000000025.jpg", MakeJpeg(8, 8));

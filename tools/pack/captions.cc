@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <csv.h>
 #include <nlohmann/json.hpp>
 
 #include "fs/base/file_util.h"
@@ -14,6 +15,7 @@ namespace mmfs::pack {
 namespace {
 
 constexpr char kHfMetadata[] = "metadata.jsonl";
+constexpr char kHfMetadataCsv[] = "metadata.csv";
 constexpr uint64_t kMaxMetadataBytes = 16ull << 30;
 
 bool IsDir(const SourceNode& n) { return (n.mode & format::kModeTypeMask) == format::kModeDirectory; }
@@ -90,19 +92,13 @@ SourceNode* ParentAndKey(SourceNode* base, const std::string& file_name, std::st
   return parent;
 }
 
-Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackReporter& reporter,
-               CaptionCounts* counts) {
-  for (SourceNode& child : dir->children) {
-    if (IsDir(child)) {
-      MMFS_RETURN_IF_ERROR(AddHfIn(&child, fields, reporter, counts));
-    }
-  }
-  SourceNode* meta = FindChild(dir, kHfMetadata);
-  if (meta == nullptr || IsDir(*meta) || meta->source_path.empty()) return Status::Ok();
-  const std::string& path = meta->source_path;
-  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kMaxMetadataBytes));
-  Additions add;
-  uint64_t missing = 0, uncaptioned = 0;
+// One metadata row with where it came from ("metadata.jsonl line 3").
+struct MetadataRow {
+  std::string where;
+  nlohmann::json row;
+};
+
+Status ReadJsonl(const std::string& path, const std::string& text, std::vector<MetadataRow>* out) {
   size_t line_no = 0, start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -116,6 +112,85 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
     if (row.is_discarded() || !row.is_object()) {
       return Status::InvalidArgument(where + ": not a JSON object");
     }
+    out->push_back({std::move(where), std::move(row)});
+  }
+  return Status::Ok();
+}
+
+// metadata.csv through libcsv (RFC 4180 quoting): the first row names the columns; each row
+// becomes an object of strings, as the datasets library reads it.
+Status ReadCsv(const std::string& path, const std::string& text, std::vector<MetadataRow>* out) {
+  struct State {
+    std::vector<std::string> header, fields;
+    std::vector<MetadataRow>* out;
+    const std::string* path;
+    size_t row_no = 0;
+    std::string error;
+  } st;
+  st.out = out;
+  st.path = &path;
+  csv_parser parser;
+  if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
+    return Status::ResourceExhausted("csv_init");
+  }
+  auto on_field = [](void* data, size_t len, void* user) {
+    auto* s = static_cast<State*>(user);
+    s->fields.emplace_back(data != nullptr ? static_cast<const char*>(data) : "", len);
+  };
+  auto on_row = [](int, void* user) {
+    auto* s = static_cast<State*>(user);
+    ++s->row_no;
+    if (s->row_no == 1) {
+      s->header = std::move(s->fields);
+    } else if (s->error.empty()) {
+      std::string where = *s->path + " row " + std::to_string(s->row_no);
+      if (s->fields.size() != s->header.size()) {
+        s->error = where + ": " + std::to_string(s->fields.size()) + " fields, the header has " +
+                   std::to_string(s->header.size());
+      } else {
+        nlohmann::json row = nlohmann::json::object();
+        for (size_t i = 0; i < s->fields.size(); ++i) row[s->header[i]] = s->fields[i];
+        s->out->push_back({std::move(where), std::move(row)});
+      }
+    }
+    s->fields.clear();
+  };
+  size_t parsed = csv_parse(&parser, text.data(), text.size(), on_field, on_row, &st);
+  int rc = parsed == text.size() ? csv_fini(&parser, on_field, on_row, &st) : -1;
+  std::string parse_error = rc != 0 ? csv_strerror(csv_error(&parser)) : "";
+  csv_free(&parser);
+  if (rc != 0) {
+    return Status::InvalidArgument(path + ": not valid CSV near row " +
+                                   std::to_string(st.row_no + 1) + " (" + parse_error + ")");
+  }
+  if (!st.error.empty()) return Status::InvalidArgument(st.error);
+  return Status::Ok();
+}
+
+Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackReporter& reporter,
+               CaptionCounts* counts) {
+  for (SourceNode& child : dir->children) {
+    if (IsDir(child)) MMFS_RETURN_IF_ERROR(AddHfIn(&child, fields, reporter, counts));
+  }
+  SourceNode* jsonl = FindChild(dir, kHfMetadata);
+  SourceNode* csv = FindChild(dir, kHfMetadataCsv);
+  if (jsonl != nullptr && (IsDir(*jsonl) || jsonl->source_path.empty())) jsonl = nullptr;
+  if (csv != nullptr && (IsDir(*csv) || csv->source_path.empty())) csv = nullptr;
+  if (jsonl != nullptr && csv != nullptr) {
+    reporter.Warning(csv->source_path + ": ignored, " + kHfMetadata + " is used");
+    csv = nullptr;
+  }
+  SourceNode* meta = jsonl != nullptr ? jsonl : csv;
+  if (meta == nullptr) return Status::Ok();
+  const std::string& path = meta->source_path;
+  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kMaxMetadataBytes));
+  std::vector<MetadataRow> rows;
+  MMFS_RETURN_IF_ERROR(jsonl != nullptr ? ReadJsonl(path, text, &rows) : ReadCsv(path, text, &rows));
+  Additions add;
+  uint64_t missing = 0, uncaptioned = 0;
+  for (const MetadataRow& r : rows) {
+    const nlohmann::json& row = r.row;
+    const std::string& where = r.where;
     auto fn = row.find("file_name");
     if (fn == row.end() || !fn->is_string()) {
       return Status::InvalidArgument(where + ": no \"file_name\" string");
@@ -163,7 +238,7 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
 
 bool HasHfIn(const SourceNode& dir) {
   for (const SourceNode& c : dir.children) {
-    if (IsDir(c) ? HasHfIn(c) : c.name == kHfMetadata) return true;
+    if (IsDir(c) ? HasHfIn(c) : (c.name == kHfMetadata || c.name == kHfMetadataCsv)) return true;
   }
   return false;
 }

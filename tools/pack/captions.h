@@ -1,7 +1,8 @@
 // Caption files from dataset metadata, added to a scanned folder tree before packing:
 //
 // - Hugging Face imagefolder: a `metadata.jsonl` in a split folder, one JSON object per line with
-//   a `file_name` (relative to that folder). For each row the caption (the first string field of
+//   a `file_name` (relative to that folder), or a `metadata.csv` with a header row (read with
+//   libcsv; every value a string). For each row the caption (the first string field of
 //   `caption_fields` present, by default `text` then `caption`) becomes `key.txt` next to the
 //   image and the whole row `key.json`. The metadata file itself stays, so Hugging Face's own
 //   imagefolder loader still works on the mount.
@@ -31,7 +32,7 @@ struct CaptionCounts {
   uint64_t rows_without_caption = 0;
 };
 
-// True if some directory of the tree holds a metadata.jsonl.
+// True if some directory of the tree holds a metadata.jsonl or metadata.csv.
 bool HasHfMetadata(const SourceNode& root);
 
 Status AddHfMetadataCaptions(SourceNode* root, const std::vector<std::string>& caption_fields,
