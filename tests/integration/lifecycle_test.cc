@@ -187,5 +187,31 @@ TEST_F(LifecycleTest, PackCommandSummaryAndErrors) {
   EXPECT_NE(help.output.find("--on-bad"), std::string::npos);
 }
 
+TEST_F(LifecycleTest, WebDatasetTarsPackMountAndReadLikeTheirMembers) {
+  // Two img2dataset-style shards made by tar(1), one gzip-compressed; then a real mount.
+  for (int shard = 0; shard < 2; ++shard) {
+    std::string dir = tmp_ / ("members" + std::to_string(shard));
+    for (int i = 0; i < 20; ++i) {
+      std::string key = dir + "/" + std::to_string(shard * 10000 + i);
+      WriteFile(key + ".jpg", MakeJpeg(16 + i, 8, static_cast<unsigned>(shard * 100 + i)));
+      WriteFile(key + ".txt", "caption " + std::to_string(i));
+    }
+  }
+  std::filesystem::create_directories(tmp_ / "wds");
+  auto tar = Shell("cd " + (tmp_ / "members0") + " && tar cf " + (tmp_ / "wds/00000.tar") +
+              " * && cd " + (tmp_ / "members1") + " && tar czf " + (tmp_ / "wds/00001.tar.gz") +
+              " *");
+  ASSERT_EQ(tar.exit_code, 0) << tar.output;
+  auto pack = RunCommand({MmfsBinary(), "pack", "-q", "-j", "2", tmp_ / "wds", tmp_ / "wds.mmfs"});
+  ASSERT_EQ(pack.exit_code, 0) << pack.output;
+  ForegroundMount m(tmp_ / "wds.mmfs", mnt());
+  ASSERT_TRUE(m.mounted());
+  auto diff0 = RunCommand({"diff", "-r", tmp_ / "members0", mnt() + "/00000"});
+  EXPECT_EQ(diff0.exit_code, 0) << diff0.output;
+  auto diff1 = RunCommand({"diff", "-r", tmp_ / "members1", mnt() + "/00001"});
+  EXPECT_EQ(diff1.exit_code, 0) << diff1.output;
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
 }  // namespace
 }  // namespace mmfs::testing
