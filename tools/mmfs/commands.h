@@ -57,6 +57,7 @@ int RunStats(const StatsArgs& args);
 struct InspectArgs {
   std::string dataset;
   bool json = false;
+  int jobs = 0;  // verify: 0 = one thread per CPU
 };
 // Checks every shard's and every file's checksum; exit 1 naming the damaged files.
 int RunVerify(const InspectArgs& args);

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
       "files and exits 1 if there are any.");
   verify_cmd->add_option("DST", verify.dataset, "Dataset directory")->required();
   verify_cmd->add_flag("--json", verify.json, "Print the result as JSON");
+  verify_cmd->add_option("-j,--jobs", verify.jobs, "Threads checking (default: one per CPU)");
 
   mmfs::cli::InspectArgs info;
   CLI::App* info_cmd = app.add_subcommand(
