@@ -11,10 +11,12 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   # tar / tar.gz inputs (WebDataset, img2dataset); PNG and WebP checks
   libarchive-dev libpng-dev libwebp-dev libcsv-dev
+  # libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
+  clang libclang-rt-14-dev
   # real loaders for the mount tests and the demo
   python3 python3-torch python3-torchvision python3-pil python3-numpy
   # clients the tests read the mount with
-  diffutils findutils util-linux
+  diffutils findutils util-linux fio
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(squashfs-tools squashfuse time linux-perf valgrind)

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs what mmfs needs, then builds and runs every test three times: a release build, an
-# ASan+UBSan build and a TSan build. Mount tests need /dev/fuse and run as root.
+# ASan+UBSan build and a TSan build; then the libFuzzer targets, each for a bounded time
+# (MMFS_FUZZ_SECONDS, default 30). Mount tests need /dev/fuse and run as root.
 #   bash tools/run-tests.sh            everything
 #   MMFS_BUILDS="release" bash tools/run-tests.sh    only some builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 jobs=$(nproc)
-builds=${MMFS_BUILDS:-"release asan tsan"}
+builds=${MMFS_BUILDS:-"release asan tsan fuzz"}
 status=0
 for preset in $builds; do
   echo "=== build: $preset"
-  cmake --preset "$preset" > /dev/null
+  if [[ "$preset" == fuzz ]]; then
+    cmake --preset fuzz -DMMFS_FUZZ_SECONDS="${MMFS_FUZZ_SECONDS:-30}" > /dev/null
+  else
+    cmake --preset "$preset" > /dev/null
+  fi
   cmake --build --preset "$preset" -j "$jobs"
   echo "=== test: $preset"
   case "$preset" in

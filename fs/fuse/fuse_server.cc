@@ -1,10 +1,14 @@
 #include "fs/fuse/fuse_server.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -40,10 +44,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   if (server->session_ == nullptr) {
     return Status::InvalidArgument("libfuse refused the mount options '" + opts + "'");
   }
-  if (fuse_set_signal_handlers(server->session_) != 0) {
-    return Status::IoError("cannot install signal handlers");
-  }
-  server->signals_installed_ = true;
+  MMFS_RETURN_IF_ERROR(server->InstallSignalHandlers());
   if (fuse_session_mount(server->session_, options.mountpoint.c_str()) != 0) {
     return Status::IoError("cannot mount at " + options.mountpoint +
                            " (see the message above; is /dev/fuse usable and fusermount3 "
@@ -53,10 +54,74 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   return server;
 }
 
+namespace {
+// The write end of the signal pipe; the handler only writes the signal number to it.
+std::atomic<int> g_signal_fd{-1};
+
+void OnStopSignal(int sig) {
+  int fd = g_signal_fd.load();
+  unsigned char b = static_cast<unsigned char>(sig);
+  if (fd >= 0) (void)!::write(fd, &b, 1);
+}
+}  // namespace
+
+Status FuseServer::InstallSignalHandlers() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return Status::FromErrno(errno, "pipe");
+  signal_read_.Reset(fds[0]);
+  signal_write_.Reset(fds[1]);
+  g_signal_fd.store(fds[1]);
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    if (::sigaction(sig, &sa, nullptr) != 0) return Status::FromErrno(errno, "sigaction");
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  signals_installed_ = true;
+  return Status::Ok();
+}
+
+// On SIGINT/SIGTERM/SIGHUP: detach the mount lazily. With no file open the kernel ends the
+// session at once; with files open their holders keep reading until they close them, then the
+// kernel ends it. Either way the request loop then returns by itself.
+void FuseServer::WatchSignals() {
+  for (;;) {
+    pollfd p = {signal_read_.get(), POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    unsigned char sig = 0;
+    if (::read(signal_read_.get(), &sig, 1) != 1) continue;
+    if (sig == 0) return;  // Serve is done
+    stop_signal_.store(sig);
+    spdlog::info("signal {} received: unmounting {} (lazily, if files are open)", sig,
+                 options_.mountpoint);
+    if (::umount2(options_.mountpoint.c_str(), MNT_DETACH) == 0) continue;
+    // Not root: the setuid helper can detach it for us.
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execlp("fusermount3", "fusermount3", "-u", "-z", options_.mountpoint.c_str(),
+               static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+      spdlog::warn("cannot detach {}; stopping the daemon", options_.mountpoint);
+      fuse_session_exit(session_);
+    }
+  }
+}
+
 FuseServer::~FuseServer() {
+  if (signals_installed_) {
+    g_signal_fd.store(-1);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+  }
   if (session_ == nullptr) return;
   if (mounted_) fuse_session_unmount(session_);
-  if (signals_installed_) fuse_remove_signal_handlers(session_);
   fuse_session_destroy(session_);
 }
 
@@ -99,18 +164,22 @@ void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
 
 Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
+  std::thread signal_thread([this] { WatchSignals(); });
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, options_.max_threads);
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
   ready_thread.join();
-  fuse_session_unmount(session_);
+  unsigned char done = 0;
+  (void)!::write(signal_write_.get(), &done, 1);
+  signal_thread.join();
+  fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
-  if (rc != 0 && rc != SIGINT && rc != SIGTERM && rc != SIGHUP) {
-    return Status::IoError("FUSE session ended with error " + std::to_string(rc));
+  if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));
+  if (int sig = stop_signal_.load(); sig != 0) {
+    spdlog::info("signal {} received, unmounted {}", sig, options_.mountpoint);
   }
-  if (rc != 0) spdlog::info("signal {} received, unmounted {}", rc, options_.mountpoint);
   return Status::Ok();
 }
 

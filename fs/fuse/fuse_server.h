@@ -1,5 +1,7 @@
 // FuseServer: owns one FUSE session: creates it, mounts it, runs the multithreaded request loop
-// until unmount or SIGINT/SIGTERM/SIGHUP, and unmounts on the way out.
+// until the kernel ends the session, and unmounts on the way out. SIGINT/SIGTERM/SIGHUP detach
+// the mount lazily: readers holding files open keep reading them, and the loop ends when the
+// last one closes (at once when none is open).
 //
 // Start-up order follows libfuse's examples: fuse_session_new, signal handlers, mount, loop;
 // teardown unwinds in reverse. A helper thread finds the new mount in the mount table, raises its
@@ -9,11 +11,13 @@
 // Thread-safety: one thread calls Mount and Serve; callbacks run on libfuse's worker threads.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "fs/base/file_util.h"
 #include "fs/base/status.h"
 #include "fs/fuse/fuse_ops.h"
 
@@ -44,11 +48,15 @@ class FuseServer {
  private:
   FuseServer() = default;
   void WaitReady(const std::function<void(const Status&)>& on_ready);
+  Status InstallSignalHandlers();
+  void WatchSignals();  // on its own thread while Serve runs
 
   MountOptions options_;
   struct fuse_session* session_ = nullptr;  // owned
   bool signals_installed_ = false;
   bool mounted_ = false;
+  UniqueFd signal_read_, signal_write_;  // the handler writes signal numbers; 0 ends the watch
+  std::atomic<int> stop_signal_{0};
 };
 
 }  // namespace mmfs::fs

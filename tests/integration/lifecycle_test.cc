@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -84,6 +86,23 @@ TEST_F(LifecycleTest, SigtermUnmountsCleanly) {
   EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
   EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
+TEST_F(LifecycleTest, SigtermWithAFileHeldOpenDetachesAndExitsWhenItCloses) {
+  ForegroundMount m(dst(), mnt());
+  ASSERT_TRUE(m.mounted());
+  int fd = ::open((mnt() + "/train/a/1.txt").c_str(), O_RDONLY);  // opened, not yet read
+  ASSERT_GE(fd, 0);
+  ::kill(m.pid(), SIGTERM);
+  // The mount leaves the namespace at once; the daemon stays for the holder.
+  EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt()); }, 20));
+  EXPECT_EQ(::kill(m.pid(), 0), 0) << "the daemon exited while a file was still open";
+  char buf[64] = {};
+  EXPECT_EQ(::pread(fd, buf, sizeof buf, 0), 7);
+  EXPECT_EQ(std::string(buf, 7), "caption");
+  ::close(fd);
+  // Closing the last file ends the session; the daemon exits cleanly on its own.
+  EXPECT_EQ(m.StopWith(0), 0);
 }
 
 TEST_F(LifecycleTest, SigintUnmountsCleanly) {

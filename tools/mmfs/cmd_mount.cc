@@ -10,6 +10,7 @@
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -201,9 +202,22 @@ void SetUpLogging(const MountArgs& args, bool daemonized) {
   spdlog::set_default_logger(logger);
 }
 
+// Many readers keep many files open and the SSD tier opens entries per read: run with the
+// hard limit of descriptors, not the soft default of 1024.
+void RaiseFileLimit() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      spdlog::warn("cannot raise the open file limit: {}", std::strerror(errno));
+    }
+  }
+}
+
 // Runs the mount; `report` receives "ready" or an error message exactly once.
 int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
           const std::function<void(const std::string&)>& report) {
+  RaiseFileLimit();
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   std::unique_ptr<cache::CacheTier> ssd;

@@ -1,0 +1,42 @@
+// Shared by the fuzz targets: a scratch directory that lives for the whole fuzzing process and a
+// reporter that drops what the code under test says.
+//
+// Thread-safety: libFuzzer runs one input at a time; so do these helpers.
+#pragma once
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "fs/base/file_util.h"
+#include "tools/pack/reporter.h"
+
+namespace mmfs::fuzz {
+
+inline const std::string& ScratchDir() {
+  static const std::string dir = [] {
+    std::string t = std::filesystem::temp_directory_path().string() + "/mmfs-fuzz-XXXXXX";
+    if (::mkdtemp(t.data()) == nullptr) ::abort();
+    return t;
+  }();
+  return dir;
+}
+
+inline void WriteOrDie(const std::string& path, std::string_view data) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC);
+  if (!fd.ok() || !WriteFull(fd->get(), data.data(), data.size(), path).ok()) ::abort();
+}
+
+class QuietReporter final : public pack::PackReporter {
+ public:
+  void Warning(const std::string&) override {}
+  void Phase(const std::string&) override {}
+  void Progress(const pack::PackProgress&) override {}
+};
+
+}  // namespace mmfs::fuzz
