@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fs/base/file_util.h"
+#include "fs/base/json_text.h"
 #include "fs/core/stats_format.h"
 
 namespace mmfs::fs {
@@ -727,7 +728,7 @@ std::string Filesystem::StatsJson() const {
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},
       {"memory", {{"rss_bytes", ResidentBytes()}}},
   };
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 }  // namespace mmfs::fs

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fs/base/file_util.h"
+#include "fs/base/json_text.h"
 #include "fs/format/format.h"
 
 namespace mmfs::format {
@@ -37,7 +38,7 @@ std::string Manifest::ToJson() const {
       {"source", {{"layout", source_layout}, {"paths", source_paths}}},
       {"pack_options", {{"shard_size", shard_size}, {"on_bad", on_bad}}},
   };
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 namespace {

@@ -17,13 +17,13 @@ using namespace mmfs;
 
 const std::string& TemplateDir() {
   static const std::string dir = [] {
-    std::string src = fuzz::ScratchDir() + "/src";
+    std::string src = std::string(fuzz::ScratchDir()) + "/src";
     fuzz::WriteOrDie(src + "/a/1.txt", "one");
     fuzz::WriteOrDie(src + "/a/1.json", "{}");
     fuzz::WriteOrDie(src + "/b/2.txt", "two");
     pack::PackOptions o;
     o.sources = {src};
-    o.destination = fuzz::ScratchDir() + "/ds";
+    o.destination = std::string(fuzz::ScratchDir()) + "/ds";
     fuzz::QuietReporter r;
     if (!pack::Pack(o, r).ok()) __builtin_trap();
     return o.destination;

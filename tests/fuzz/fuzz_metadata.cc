@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mmfs;
   if (size == 0) return 0;
   std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  std::string root = fuzz::ScratchDir() + "/meta";
+  std::string root = std::string(fuzz::ScratchDir()) + "/meta";
   std::error_code ec;
   std::filesystem::remove_all(root, ec);
   fuzz::WriteOrDie(root + "/train/a.jpg", "x");

@@ -13,7 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mmfs;
   constexpr cache::CacheKey kKey = 0x1234;
-  std::string dir = fuzz::ScratchDir() + "/ssd";
+  std::string dir = std::string(fuzz::ScratchDir()) + "/ssd";
   std::string entry = dir + "/mmfs-cache-v1/fuzz/34/0000000000001234";
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   fuzz::WriteOrDie(entry, bytes);

@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mmfs;
-  std::string path = fuzz::ScratchDir() + "/input.tar";
+  std::string path = std::string(fuzz::ScratchDir()) + "/input.tar";
   fuzz::WriteOrDie(path, std::string_view(reinterpret_cast<const char*>(data), size));
   fuzz::QuietReporter r;
   auto reader = pack::TarReader::Open(path, r, 1 << 20);

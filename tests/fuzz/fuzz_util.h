@@ -4,10 +4,12 @@
 // Thread-safety: libFuzzer runs one input at a time; so do these helpers.
 #pragma once
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,13 +19,21 @@
 
 namespace mmfs::fuzz {
 
-inline const std::string& ScratchDir() {
-  static const std::string dir = [] {
+// Removed at exit; kept in a plain array because the atexit handler may run after static
+// strings are destroyed.
+inline char g_scratch[4096];
+
+inline const char* ScratchDir() {
+  if (g_scratch[0] == '\0') {
     std::string t = std::filesystem::temp_directory_path().string() + "/mmfs-fuzz-XXXXXX";
-    if (::mkdtemp(t.data()) == nullptr) ::abort();
-    return t;
-  }();
-  return dir;
+    if (t.size() >= sizeof g_scratch || ::mkdtemp(t.data()) == nullptr) ::abort();
+    std::memcpy(g_scratch, t.c_str(), t.size() + 1);
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(g_scratch, ec);
+    });
+  }
+  return g_scratch;
 }
 
 inline void WriteOrDie(const std::string& path, std::string_view data) {

@@ -414,6 +414,20 @@ TEST_F(InputsTest, HuggingFaceMetadataCsvWithQuoting) {
       << bad.status().message();
 }
 
+TEST_F(InputsTest, NamesAndValuesThatAreNotUtf8) {
+  // File names are bytes; JSON wants UTF-8. Found by fuzz_metadata: a CSV value like this used to
+  // throw from the JSON writer and abort the pack.
+  std::string latin1 = "caf\xe9";
+  WriteFile(tmp_ / ("u/train/" + latin1 + ".jpg"), MakeJpeg(8, 8));
+  WriteFile(tmp_ / "u/train/metadata.csv", "file_name,text\n" + latin1 + ".jpg,\"\xff\xfe\"\n");
+  PackOptions o;
+  o.jobs = 2;
+  auto s = Pack({tmp_ / ("u")}, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("train/" + latin1 + ".txt"), "\xff\xfe");
+  EXPECT_NE(Read("train/" + latin1 + ".json").find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+}
+
 TEST_F(InputsTest, CocoCaptionsBecomeOneFilePerImage) {
   WriteFile(tmp_ / "coco/000000000009.jpg", MakeJpeg(8, 8));
   WriteFile(tmp_ / "coco/000000000025.jpg", MakeJpeg(8, 8));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fs/base/file_util.h"
+#include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/format/dataset.h"
 #include "tools/mmfs/commands.h"
@@ -154,7 +155,7 @@ int RunVerify(const InspectArgs& args) {
     nlohmann::json j = {{"dataset", args.dataset}, {"files_checked", files},
                         {"bytes_checked", bytes},  {"damaged_files", damaged},
                         {"problems", problems},    {"ok", problems.empty()}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", JsonText(j, 2).c_str());
   } else {
     for (const std::string& p : problems) std::printf("DAMAGED %s\n", p.c_str());
     std::printf("%s: %s files (%s) checked, %s damaged, %zu shard(s) %s\n", args.dataset.c_str(),
@@ -205,7 +206,7 @@ int RunInfo(const InspectArgs& args) {
                         {"source", {{"layout", m.source_layout}, {"paths", m.source_paths}}},
                         {"pack_options", {{"shard_size", m.shard_size}, {"on_bad", m.on_bad}}},
                         {"images", images}, {"image_sizes", sizes}, {"top_directories", top}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", JsonText(j, 2).c_str());
     return 0;
   }
   std::printf("%s: mmfs dataset, format version %u, packed %s by %s\n", args.dataset.c_str(),

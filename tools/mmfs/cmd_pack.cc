@@ -11,6 +11,7 @@
 #include <thread>
 #include <algorithm>
 
+#include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "tools/mmfs/commands.h"
 #include "tools/pack/packer.h"
@@ -151,7 +152,7 @@ int RunPack(const PackArgs& args) {
                         {"dataset_bytes", s.dataset_bytes},
                         {"seconds", s.seconds},
                         {"bytes_per_second", rate}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", JsonText(j, 2).c_str());
   } else if (!args.quiet) {
     std::printf("packed %s samples (%s files, %s) into %s\n", FormatCount(s.samples).c_str(),
                 FormatCount(s.files).c_str(), FormatBytes(s.bytes).c_str(),

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fs/base/file_util.h"
+#include "fs/base/json_text.h"
 #include "fs/format/format.h"
 
 namespace mmfs::pack {
@@ -218,7 +219,7 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
       ++uncaptioned;
     }
     MMFS_RETURN_IF_ERROR(
-        Plan(&add, parent, parent_rel, key + ".json", row.dump() + "\n", meta->mtime_ns, where));
+        Plan(&add, parent, parent_rel, key + ".json", JsonText(row) + "\n", meta->mtime_ns, where));
   }
   if (missing > 0) {
     reporter.Warning(path + ": " + std::to_string(missing) +

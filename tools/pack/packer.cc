@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "fs/base/file_util.h"
+#include "fs/base/json_text.h"
 #include "fs/format/dataset_writer.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
@@ -211,7 +212,7 @@ class PackCheckpoint {
 
  private:
   Status WriteLine(const nlohmann::json& j) {
-    std::string line = j.dump() + "\n";
+    std::string line = JsonText(j) + "\n";
     MMFS_RETURN_IF_ERROR(WriteFull(fd_.get(), line.data(), line.size(), path_));
     if (::fdatasync(fd_.get()) != 0) return Status::FromErrno(errno, "fsync " + path_);
     return Status::Ok();
@@ -382,7 +383,7 @@ class Packer {
                         {"shard_size", options_.shard_size},
                         {"on_bad", OnBadName(options_.on_bad)},
                         {"format_version", format::kFormatVersion}};
-    return j.dump();
+    return JsonText(j);
   }
 
   Status StartOrResume() {
@@ -407,13 +408,22 @@ class Packer {
     return Status::Ok();
   }
 
+  // Identifies a group's member names in the checkpoint (names may be any bytes; JSON wants
+  // UTF-8, so they are not stored as text).
+  static uint64_t NamesSum(const std::vector<SourceNode*>& members) {
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    for (const SourceNode* m : members) XXH3_64bits_update(st, m->name.c_str(), m->name.size() + 1);
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return sum;
+  }
+
   // Fills a group's nodes from the checkpoint instead of reading and checking them again.
   Status ApplyResumed(const std::vector<SourceNode*>& members, bool from_tar) {
     nlohmann::json g = std::move(resume_groups_.front());
     resume_groups_.pop_front();
-    const auto& names = g.at("n");
-    bool same = names.size() == members.size();
-    for (size_t j = 0; same && j < members.size(); ++j) same = names[j] == members[j]->name;
+    bool same = g.at("m").size() == members.size() && g.at("n").get<uint64_t>() == NamesSum(members);
     if (!same) {
       return Status::InvalidArgument("the sources changed since the interrupted pack (" +
                                      Describe(*members.front()) + " is not what it recorded); run "
@@ -780,12 +790,11 @@ class Packer {
       sample_no = static_cast<int64_t>(sample);
       shard_no = shard;
     }
-    nlohmann::json names = nlohmann::json::array(), results = nlohmann::json::array();
+    nlohmann::json results = nlohmann::json::array();
     for (SourceNode* f : p.members) {
-      names.push_back(f->name);
       results.push_back({f->skipped ? 1 : 0, f->checksum, f->width, f->height, f->offset_in_record});
     }
-    pending_groups_.push_back({{"n", std::move(names)}, {"m", std::move(results)},
+    pending_groups_.push_back({{"n", NamesSum(p.members)}, {"m", std::move(results)},
                                {"s", sample_no}, {"sh", shard_no}});
     progress_.elapsed_seconds = Elapsed();
     reporter_.Progress(progress_);

@@ -10,6 +10,11 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 archive* A(void* p) { return static_cast<archive*>(p); }
+// libarchive may have no message to give (NULL).
+std::string ErrorText(archive* a) {
+  const char* e = archive_error_string(a);
+  return e != nullptr ? e : "unknown error";
+}
 }  // namespace
 
 bool IsTarName(std::string_view name) {
@@ -54,7 +59,7 @@ Result<std::unique_ptr<TarReader>> TarReader::Open(const std::string& path,
   archive_read_support_format_tar(a);
   if (archive_read_open_filename(a, path.c_str(), 1 << 20) != ARCHIVE_OK) {
     return Status::InvalidArgument(path + ": cannot read as a tar archive: " +
-                                   archive_error_string(a));
+                                   ErrorText(a));
   }
   return r;
 }
@@ -80,9 +85,9 @@ Result<bool> TarReader::Next(TarMember* member) {
     int rc = archive_read_next_header(a, &entry);
     if (rc == ARCHIVE_EOF) return false;
     if (rc == ARCHIVE_WARN) {
-      reporter_.Warning(path_ + ": " + archive_error_string(a));
+      reporter_.Warning(path_ + ": " + ErrorText(a));
     } else if (rc != ARCHIVE_OK) {
-      return Status::Corruption(path_ + ": damaged tar archive (" + archive_error_string(a) +
+      return Status::Corruption(path_ + ": damaged tar archive (" + ErrorText(a) +
                                 ")");
     }
     const char* raw = archive_entry_pathname(entry);
@@ -119,7 +124,7 @@ Result<bool> TarReader::Next(TarMember* member) {
     for (;;) {
       la_ssize_t n = archive_read_data(a, buf, sizeof buf);
       if (n < 0) {
-        return Status::Corruption(path_ + ": member '" + name + "': " + archive_error_string(a));
+        return Status::Corruption(path_ + ": member '" + name + "': " + ErrorText(a));
       }
       if (n == 0) break;
       if (member->data.size() + static_cast<size_t>(n) > max_member_bytes_) {
