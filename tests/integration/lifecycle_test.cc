@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -103,6 +105,51 @@ TEST_F(LifecycleTest, SigtermWithAFileHeldOpenDetachesAndExitsWhenItCloses) {
   ::close(fd);
   // Closing the last file ends the session; the daemon exits cleanly on its own.
   EXPECT_EQ(m.StopWith(0), 0);
+}
+
+// What `path` gives a process running as user and group 65534 (nobody): 0 if it reads, else errno.
+int ReadAsNobody(const std::string& path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(200);
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) ::_exit(errno);
+    char b[16];
+    ::_exit(::read(fd, b, sizeof b) < 0 ? errno : 0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(LifecycleTest, SecondUserSeesModesOnlyWithAllowOther) {
+  WriteFile(tmp_ / "src2/open.txt", "everyone");
+  WriteFile(tmp_ / "src2/secret.txt", "root only");
+  ASSERT_EQ(::chmod((tmp_ / "src2/secret.txt").c_str(), 0600), 0);
+  ASSERT_EQ(::chmod((tmp_ / "src2").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);  // nobody must reach the mount point
+  auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src2", tmp_ / "perm.mmfs"});
+  ASSERT_EQ(pack.exit_code, 0) << pack.output;
+  {
+    // Without allow_other, FUSE keeps every other user out.
+    ForegroundMount m(tmp_ / "perm.mmfs", mnt());
+    ASSERT_TRUE(m.mounted());
+    EXPECT_EQ(ReadAsNobody(mnt() + "/open.txt"), EACCES);
+    EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  }
+  {
+    // With it, the packed mode bits decide (default_permissions), and the hint pipe is open to
+    // everyone who can see the mount.
+    ForegroundMount m(tmp_ / "perm.mmfs", mnt(), {"-o", "allow_other"});
+    ASSERT_TRUE(m.mounted());
+    EXPECT_EQ(ReadAsNobody(mnt() + "/open.txt"), 0);
+    EXPECT_EQ(ReadAsNobody(mnt() + "/secret.txt"), EACCES);
+    struct stat st;
+    ASSERT_EQ(::stat((mnt() + "/.mmfs/hint").c_str(), &st), 0);  // follows the link to the FIFO
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+    EXPECT_EQ(st.st_mode & 0777, 0666u);
+    EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  }
 }
 
 TEST_F(LifecycleTest, SigintUnmountsCleanly) {
