@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -232,6 +234,47 @@ TEST_F(CacheMountTest, SsdTierSurvivesRemountAndServesWithoutTheOrigin) {
   auto s = Stats();
   EXPECT_EQ(s["origin"]["reads"].get<uint64_t>(), 0u) << s.dump(2);
   EXPECT_EQ(Tier(s, "ssd")["hits"].get<uint64_t>(), files_.size());
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+TEST_F(CacheMountTest, Kill9UnderLoadGivesReadersErrorsAndTheSsdCacheStaysUsable) {
+  std::vector<std::string> opts = {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"};
+  {
+    ForegroundMount m(dst(), mnt(), opts);
+    ASSERT_TRUE(m.mounted());
+    EXPECT_EQ(Epoch(1), 0);  // fills the SSD tier (its writes are asynchronous)
+    auto entry_files = [&] {
+      size_t n = 0;
+      for (const auto& e : fsys::recursive_directory_iterator(tmp_ / "ssd")) n += e.is_regular_file();
+      return n;
+    };
+    ASSERT_TRUE(WaitFor([&] { return entry_files() >= files_.size(); }, 30)) << entry_files();
+    // Eight readers keep reading while the daemon is killed: each must return (with an error),
+    // none may hang.
+    std::atomic<int> finished{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 8; ++t) {
+      readers.emplace_back([&, t] {
+        for (size_t i = static_cast<size_t>(t); !stop.load(); i = (i + 7) % files_.size()) {
+          if (ReadUncached(mnt() + "/" + files_[i]).rfind("<", 0) == 0) break;  // an error
+        }
+        ++finished;
+      });
+    }
+    EXPECT_EQ(m.StopWith(SIGKILL), -1);
+    EXPECT_TRUE(WaitFor([&] { return finished.load() == 8; }, 30)) << "a reader hangs";
+    stop = true;
+    for (auto& r : readers) r.join();
+  }
+  // The next mount cleans up the stale mount, serves everything correctly, and uses the SSD
+  // entries written before the crash (a half-written one is a miss, never served).
+  ForegroundMount m(dst(), mnt(), opts);
+  ASSERT_TRUE(m.mounted());
+  EXPECT_EQ(Epoch(2), 0);
+  auto s = Stats();
+  EXPECT_GE(Tier(s, "ssd")["hits"].get<uint64_t>(), files_.size() * 9 / 10) << s.dump(2);
+  EXPECT_EQ(s["errors"]["checksum"], 0);
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 
