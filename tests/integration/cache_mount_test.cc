@@ -278,6 +278,45 @@ TEST_F(CacheMountTest, Kill9UnderLoadGivesReadersErrorsAndTheSsdCacheStaysUsable
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 
+TEST_F(CacheMountTest, DamagedShardGivesEioForItsFilesOnlyAndNamesThem) {
+  // Zero 64 KiB in the middle of the shard (its size and header stay: it still mounts).
+  std::string shard = dst() + "/shard-00000.mdb";
+  std::string zeros(64 << 10, '\0');
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(fsys::file_size(shard) / 2)),
+            static_cast<ssize_t>(zeros.size()));
+  ::close(fd);
+  ForegroundMount m(dst(), mnt(), {"--ram-cache", "1M", "--log-file", tmp_ / "daemon.log"});
+  ASSERT_TRUE(m.mounted());
+  int eio = 0, wrong = 0;
+  for (const std::string& rel : files_) {
+    std::string got = ReadUncached(mnt() + "/" + rel);
+    if (got == "<read failed: " + std::to_string(EIO) + ">") {
+      ++eio;
+    } else if (got != ReadFile(src() + "/" + rel)) {
+      ++wrong;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "bytes that fail their checksum were served";
+  EXPECT_GT(eio, 0);
+  EXPECT_LT(eio, static_cast<int>(files_.size()) / 4);
+  auto s = Stats();
+  // Counted per failed READ; the kernel retries a failed page read once.
+  EXPECT_GE(s["errors"]["checksum"].get<int>(), eio) << s.dump(2);
+  EXPECT_LE(s["errors"]["checksum"].get<int>(), 2 * eio) << s.dump(2);
+  std::string log = ReadFile(tmp_ / "daemon.log");
+  EXPECT_NE(log.find("shard-00000.mdb at offset"), std::string::npos) << log;
+  EXPECT_NE(log.find("train/"), std::string::npos) << log;
+  EXPECT_EQ(::kill(m.pid(), 0), 0);
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  // A missing shard: the mount is refused, naming it.
+  fsys::remove(shard);
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), mnt()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("shard-00000.mdb"), std::string::npos) << r.output;
+  EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
 TEST_F(CacheMountTest, DamagedSsdEntriesAreNeverServed) {
   std::vector<std::string> opts = {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"};
   {
