@@ -7,9 +7,13 @@
 #include <sys/statfs.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "tests/integration/mount_helper.h"
@@ -150,6 +154,32 @@ TEST_F(LifecycleTest, SecondUserSeesModesOnlyWithAllowOther) {
     EXPECT_EQ(st.st_mode & 0777, 0666u);
     EXPECT_EQ(m.StopWith(SIGTERM), 0);
   }
+}
+
+TEST_F(LifecycleTest, ForegroundMountTellsSystemdWhenItServes) {
+  // A Type=notify unit: systemd passes a datagram socket in NOTIFY_SOCKET.
+  std::string sock = tmp_ / "notify.sock";
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::setenv("NOTIFY_SOCKET", sock.c_str(), 1);
+  ForegroundMount m(dst(), mnt());
+  ::unsetenv("NOTIFY_SOCKET");
+  ASSERT_TRUE(m.mounted());
+  pollfd p = {fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 20000), 1) << "no readiness message";
+  char buf[512] = {};
+  ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, 8), "READY=1\n") << buf;
+  EXPECT_NE(std::string(buf).find("STATUS=serving"), std::string::npos) << buf;
+  // By then the mount serves.
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 
 TEST_F(LifecycleTest, SigintUnmountsCleanly) {

@@ -11,6 +11,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -19,7 +21,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -202,6 +206,26 @@ void SetUpLogging(const MountArgs& args, bool daemonized) {
   spdlog::set_default_logger(logger);
 }
 
+// systemd's readiness protocol (sd_notify(3)), for Type=notify units running `mmfs mount -f`:
+// one datagram to the socket named by $NOTIFY_SOCKET ("@" starts an abstract name).
+void NotifySystemd(const std::string& state) {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (path == nullptr || (path[0] != '/' && path[0] != '@')) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  size_t len = std::strlen(path);
+  if (len >= sizeof addr.sun_path) return;
+  std::memcpy(addr.sun_path, path, len);
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';
+  UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return;
+  auto addr_len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
+  if (::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL,
+               reinterpret_cast<const sockaddr*>(&addr), addr_len) < 0) {
+    spdlog::warn("cannot notify systemd at {}: {}", path, std::strerror(errno));
+  }
+}
+
 // Many readers keep many files open and the SSD tier opens entries per read: run with the
 // hard limit of descriptors, not the soft default of 1024.
 void RaiseFileLimit() {
@@ -320,7 +344,11 @@ int RunMount(const MountArgs& in) {
   if (args.foreground) {
     SetUpLogging(args, false);
     return Serve(opts, std::move(dataset).value(), [&](const std::string& msg) {
-      if (msg != kReady) PrintError(msg);
+      if (msg == kReady) {
+        NotifySystemd("READY=1\nSTATUS=serving " + args.dataset + " at " + args.mountpoint);
+      } else {
+        PrintError(msg);
+      }
     });
   }
 
