@@ -11,6 +11,8 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   # tar / tar.gz inputs (WebDataset, img2dataset); PNG and WebP checks
   libarchive-dev libpng-dev libwebp-dev libcsv-dev
+  # the Debian package: man pages from --help, the completion it installs
+  help2man bash-completion dpkg-dev
   # libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
   clang libclang-rt-14-dev
   # real loaders for the mount tests and the demo

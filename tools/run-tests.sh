@@ -28,5 +28,9 @@ for preset in $builds; do
     status=1
   fi
   unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+  if [[ "$preset" == release ]]; then
+    echo "=== package: build, install, mount from /etc/fstab, purge"
+    bash packaging/test-deb.sh build/release || { echo "=== FAILED: package test"; status=1; }
+  fi
 done
 exit $status
