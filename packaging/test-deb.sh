@@ -6,7 +6,7 @@
 # as it found it (fstab line, mount and package removed even on failure).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$repo/build/release}
+build=$(cd "${1:-$repo/build/release}" && pwd)
 work=$(mktemp -d /tmp/mmfs-deb-test.XXXXXX)
 had_package=0
 dpkg -s mmfs > /dev/null 2>&1 && had_package=1

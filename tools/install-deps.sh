@@ -11,6 +11,8 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   # tar / tar.gz inputs (WebDataset, img2dataset); PNG and WebP checks
   libarchive-dev libpng-dev libwebp-dev libcsv-dev
+  # the cluster cache tier, and the servers its tests start
+  libmemcached-dev memcached
   # the Debian package: man pages from --help, the completion it installs
   help2man bash-completion dpkg-dev
   # libFuzzer targets (tests/fuzz): clang and its fuzzer runtime

@@ -30,9 +30,11 @@ uint64_t ResidentBytes() {
 }  // namespace
 
 namespace {
-std::vector<cache::CacheTier*> TierList(cache::CacheTier* ram, cache::CacheTier* ssd) {
+std::vector<cache::CacheTier*> TierList(cache::CacheTier* ram, cache::CacheTier* ssd,
+                                       cache::CacheTier* cluster) {
   std::vector<cache::CacheTier*> tiers = {ram};
   if (ssd != nullptr) tiers.push_back(ssd);
+  if (cluster != nullptr) tiers.push_back(cluster);
   return tiers;
 }
 
@@ -45,12 +47,14 @@ uint32_t HintWindow(const format::Manifest& m, uint64_t buffer_bytes) {
 }  // namespace
 
 Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-                       std::unique_ptr<cache::CacheTier> ssd_tier)
+                       std::unique_ptr<cache::CacheTier> ssd_tier,
+                       std::unique_ptr<cache::ClusterTier> cluster_tier)
     : dataset_(std::move(dataset)),
       options_(options),
       ram_tier_(options.ram_cache_bytes, dataset_->manifest().files),
       ssd_tier_(std::move(ssd_tier)),
-      cache_(TierList(&ram_tier_, ssd_tier_.get())),
+      cluster_tier_(std::move(cluster_tier)),
+      cache_(TierList(&ram_tier_, ssd_tier_.get(), cluster_tier_.get())),
       prefetch_(options.prefetch_buffer_bytes),
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
@@ -110,8 +114,15 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
     if (!ram_tier_.Contains(k)) candidates.push_back(k);
   }
   std::vector<uint64_t> mine = prefetch_.BeginLoad(candidates);
+  std::unordered_map<uint64_t, cache::Blob> from_cluster;
+  if (cluster_tier_ != nullptr) {
+    // One multi-get for the batch; only what the cluster lacks is read from the origin.
+    from_cluster = cluster_tier_->LookupMany(mine);
+    for (auto& [k, blob] : from_cluster) prefetch_.Put(k, blob, job.pattern);
+  }
   std::vector<format::Entry> entries;
   for (uint64_t k : mine) {
+    if (from_cluster.count(k) > 0) continue;
     auto e = dataset_->GetEntry(k);
     if (e.ok() && e->is_regular() && e->size() <= options_.max_cached_file_bytes) {
       entries.push_back(*e);
@@ -643,6 +654,23 @@ Status Filesystem::RefuseWrite() {
   return Status::ReadOnly("mmfs mounts are read-only");
 }
 
+nlohmann::json Filesystem::ClusterJson() const {
+  if (cluster_tier_ == nullptr) return {{"enabled", false}};
+  cache::ClusterCounters c = cluster_tier_->ClusterStats();
+  nlohmann::json servers = nlohmann::json::array();
+  for (const auto& h : c.servers) {
+    servers.push_back({{"server", h.server},
+                       {"up", h.up},
+                       {"requests", h.requests},
+                       {"errors", h.errors},
+                       {"timeouts", h.timeouts}});
+  }
+  return {{"enabled", true},   {"hits", c.hits},         {"misses", c.misses},
+          {"errors", c.errors}, {"timeouts", c.timeouts}, {"damaged", c.damaged},
+          {"bytes_in", c.bytes_in}, {"bytes_out", c.bytes_out}, {"writes", c.writes},
+          {"dropped", c.dropped}, {"queued_bytes", c.queued_bytes}, {"servers", servers}};
+}
+
 std::string Filesystem::StatsJson() const {
   using nlohmann::json;
   const format::Manifest& m = dataset_->manifest();
@@ -723,6 +751,7 @@ std::string Filesystem::StatsJson() const {
           {"off_order_reads", hc.off_order_reads}}},
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
+      {"cluster", ClusterJson()},
       {"errors",
        {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "cache/access_pattern.h"
+#include "cache/cluster_tier.h"
 #include "cache/hinted_order.h"
 #include "cache/prefetch_buffer.h"
 #include "cache/prefetch_workers.h"
@@ -90,9 +92,10 @@ struct ReadData {
 
 class Filesystem {
  public:
-  // `ssd_tier` (may be null) sits below the RAM tier.
+  // `ssd_tier` (may be null) sits below the RAM tier, `cluster_tier` (may be null) below that.
   Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-             std::unique_ptr<cache::CacheTier> ssd_tier = nullptr);
+             std::unique_ptr<cache::CacheTier> ssd_tier = nullptr,
+             std::unique_ptr<cache::ClusterTier> cluster_tier = nullptr);
   ~Filesystem();
 
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
@@ -127,6 +130,10 @@ class Filesystem {
 
   // The JSON document served as .mmfs/stats.
   std::string StatsJson() const;
+  // Waits until the cluster tier's fill queue is written (tests).
+  void FlushCluster() {
+    if (cluster_tier_ != nullptr) cluster_tier_->Flush();
+  }
 
   const format::Dataset& dataset() const { return *dataset_; }
   Metrics& metrics() { return metrics_; }
@@ -156,12 +163,14 @@ class Filesystem {
   // On a prefetch worker: loads the job's files, neighbours in one read, into the buffer.
   void RunPrefetch(const cache::PrefetchJob& job);
   Status CountError(const Status& s);
+  nlohmann::json ClusterJson() const;
 
   std::unique_ptr<format::Dataset> dataset_;
   FilesystemOptions options_;
   Metrics metrics_;
   cache::RamTier ram_tier_;
   std::unique_ptr<cache::CacheTier> ssd_tier_;  // may be null
+  std::unique_ptr<cache::ClusterTier> cluster_tier_;  // may be null
   cache::TieredCache cache_;
   cache::PrefetchBuffer prefetch_;
   std::atomic<uint64_t> origin_reads_{0};

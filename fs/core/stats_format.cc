@@ -117,6 +117,34 @@ std::string PrometheusFromStats(const nlohmann::json& j) {
       }
     }
   }
+  if (j.contains("cluster") && j["cluster"].value("enabled", false)) {
+    const auto& c = j["cluster"];
+    w.Single("mmfs_cluster_bytes_in_total", "counter", "Bytes read from the cluster tier.", ds,
+             c["bytes_in"].get<double>());
+    w.Single("mmfs_cluster_bytes_out_total", "counter", "Bytes written to the cluster tier.", ds,
+             c["bytes_out"].get<double>());
+    w.Single("mmfs_cluster_errors_total", "counter",
+             "Cluster tier requests that failed (served by the origin instead).", ds,
+             c["errors"].get<double>());
+    w.Single("mmfs_cluster_timeouts_total", "counter", "Cluster tier requests that timed out.", ds,
+             c["timeouts"].get<double>());
+    w.Single("mmfs_cluster_damaged_total", "counter", "Cluster values that failed their checksum.",
+             ds, c["damaged"].get<double>());
+    w.Single("mmfs_cluster_dropped_total", "counter", "Cluster fills dropped (queue full).", ds,
+             c["dropped"].get<double>());
+    w.Family("mmfs_cluster_server_up", "gauge", "1 if the server's last request succeeded.");
+    for (const auto& srv : c["servers"]) {
+      w.Sample("mmfs_cluster_server_up",
+               with("server=\"" + srv["server"].get<std::string>() + "\""),
+               srv["up"].get<bool>() ? 1 : 0);
+    }
+    w.Family("mmfs_cluster_server_errors_total", "counter", "Failed requests, by server.");
+    for (const auto& srv : c["servers"]) {
+      w.Sample("mmfs_cluster_server_errors_total",
+               with("server=\"" + srv["server"].get<std::string>() + "\""),
+               srv["errors"].get<double>());
+    }
+  }
   return w.str();
 }
 

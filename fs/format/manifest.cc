@@ -1,6 +1,8 @@
 #include "fs/format/manifest.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "fs/base/file_util.h"
 #include "fs/base/json_text.h"
@@ -51,13 +53,32 @@ bool Get(const json& j, const char* key, T* out, std::string* error) {
     *error = std::string("missing field '") + key + "'";
     return false;
   }
-  try {
-    *out = it->get<T>();
-  } catch (const json::exception&) {
-    *error = std::string("field '") + key + "' has the wrong type";
-    return false;
+  // Checked before converting: nlohmann converts a float or a negative number to an unsigned
+  // integer without complaint (undefined behaviour when out of range; found by fuzz_manifest).
+  bool right_type;
+  if constexpr (std::is_same_v<T, bool>) {
+    right_type = it->is_boolean();
+  } else if constexpr (std::is_unsigned_v<T>) {
+    right_type = it->is_number_unsigned() &&
+                 it->template get<uint64_t>() <= std::numeric_limits<T>::max();
+  } else if constexpr (std::is_integral_v<T>) {
+    right_type = it->is_number_integer() &&
+                 it->template get<int64_t>() >= std::numeric_limits<T>::min() &&
+                 it->template get<int64_t>() <= std::numeric_limits<T>::max();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    right_type = it->is_string();
+  } else {
+    right_type = true;
   }
-  return true;
+  if (right_type) {
+    try {
+      *out = it->template get<T>();
+      return true;
+    } catch (const json::exception&) {
+    }
+  }
+  *error = std::string("field '") + key + "' has the wrong type";
+  return false;
 }
 
 bool GetHex(const json& j, const char* key, uint64_t* out, std::string* error) {

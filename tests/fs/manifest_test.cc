@@ -57,6 +57,21 @@ TEST(ManifestTest, RejectsNewerVersionClearly) {
   EXPECT_NE(r.status().message().find("version 7"), std::string::npos);
 }
 
+TEST(ManifestTest, NumbersOfTheWrongKindAreRefusedNotConverted) {
+  // Found by fuzz_manifest: a float (or negative) count went through a conversion with
+  // undefined behaviour.
+  std::string json = Sample().ToJson();
+  for (const char* bad : {"5.5e53", "-3", "2.5", "\"7\"", "true"}) {
+    std::string text = json;
+    size_t at = text.find("\"files\": 3");
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, 10, std::string("\"files\": ") + bad);
+    auto r = Manifest::Parse(text, "m");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("files"), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(ManifestTest, RejectsMissingFieldsAndPathTricks) {
   std::string json = Sample().ToJson();
   std::string no_index = json;

@@ -17,6 +17,7 @@
 #include <random>
 
 #include "tests/integration/mount_helper.h"
+#include "tests/memcached_helper.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -315,6 +316,76 @@ TEST_F(CacheMountTest, DamagedShardGivesEioForItsFilesOnlyAndNamesThem) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("shard-00000.mdb"), std::string::npos) << r.output;
   EXPECT_FALSE(IsMountPoint(mnt()));
+}
+
+// Two "hosts" (two mounts with their own small RAM tiers) share a cluster tier on three memcached
+// servers: the second host's epoch comes from the cluster, not the origin; losing a server
+// mid-epoch costs about its share of hits and no read.
+TEST_F(CacheMountTest, ClusterTierSharesOneHostsEpochWithAnother) {
+  MemcachedServer servers[3];
+  std::string list;
+  for (auto& s : servers) {
+    ASSERT_TRUE(s.ready()) << "memcached did not start (is it installed?)";
+    list += (list.empty() ? "" : ",") + s.address();
+  }
+  std::vector<std::string> opts = {"--ram-cache", "1M", "--cluster-cache", list};
+  {
+    ForegroundMount a(dst(), mnt(), opts);
+    ASSERT_TRUE(a.mounted());
+    EXPECT_EQ(Epoch(1), 0);
+    // The fill is asynchronous: wait until host A's queue is written.
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto c = Stats()["cluster"];
+          return c["queued_bytes"] == 0 && c["writes"].get<uint64_t>() >= files_.size();
+        },
+        60))
+        << Stats()["cluster"].dump(2);
+    EXPECT_EQ(a.StopWith(SIGTERM), 0);
+  }
+  std::string mnt_b = tmp_ / "mnt-b";
+  fsys::create_directories(mnt_b);
+  ForegroundMount b(dst(), mnt_b, opts);
+  ASSERT_TRUE(b.mounted());
+  auto stats_b = [&] { return nlohmann::json::parse(ReadFile(mnt_b + "/.mmfs/stats")); };
+  std::vector<std::string> order = files_;
+  std::shuffle(order.begin(), order.end(), std::mt19937(4));
+  int wrong = 0;
+  for (const std::string& rel : order) {
+    wrong += ReadUncached(mnt_b + "/" + rel) != ReadFile(src() + "/" + rel);
+  }
+  EXPECT_EQ(wrong, 0);
+  auto s1 = stats_b();
+  EXPECT_LE(s1["origin"]["reads"].get<uint64_t>(), files_.size() / 20) << s1.dump(2);
+  EXPECT_GE(s1["cluster"]["hits"].get<uint64_t>(), files_.size() * 95 / 100) << s1.dump(2);
+  EXPECT_EQ(s1["cluster"]["damaged"], 0);
+
+  // A second epoch on B; one server dies a third of the way in.
+  std::shuffle(order.begin(), order.end(), std::mt19937(5));
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == order.size() / 3) servers[1].Kill();
+    wrong += ReadUncached(mnt_b + "/" + order[i]) != ReadFile(src() + "/" + order[i]);
+  }
+  EXPECT_EQ(wrong, 0) << "a read failed or returned wrong bytes after a server died";
+  auto s2 = stats_b();
+  uint64_t hits2 = s2["cluster"]["hits"].get<uint64_t>() - s1["cluster"]["hits"].get<uint64_t>();
+  uint64_t origin2 = s2["origin"]["reads"].get<uint64_t>() - s1["origin"]["reads"].get<uint64_t>();
+  std::cerr << "epoch 2 with a server killed: " << hits2 << " cluster hits, " << origin2
+            << " origin reads of " << files_.size() << " files\n";
+  // About (1/3 + 2/3 * 2/3) of the files still hit; the rest went to the origin.
+  EXPECT_LT(hits2, files_.size() * 95 / 100) << s2["cluster"].dump(2);
+  EXPECT_GT(hits2, files_.size() / 3) << s2["cluster"].dump(2);
+  EXPECT_GT(origin2, 0u);
+  int down = 0;
+  for (const auto& srv : s2["cluster"]["servers"]) down += !srv["up"].get<bool>();
+  EXPECT_EQ(down, 1) << s2["cluster"].dump(2);
+  auto human = RunCommand({MmfsBinary(), "stats", mnt_b});
+  EXPECT_NE(human.output.find("cluster   "), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find(servers[1].address() + " DOWN"), std::string::npos) << human.output;
+  std::string metrics = ReadFile(mnt_b + "/.mmfs/metrics");
+  EXPECT_NE(metrics.find("mmfs_cluster_server_up{"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("mmfs_cache_hits_total{dataset="), std::string::npos);
+  EXPECT_EQ(b.StopWith(SIGTERM), 0);
 }
 
 TEST_F(CacheMountTest, DamagedSsdEntriesAreNeverServed) {

@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "cache/cluster_tier.h"
 #include "cache/ssd_tier.h"
 #include "fs/base/file_util.h"
 #include "fs/base/units.h"
@@ -51,6 +52,7 @@ struct ParsedOptions {
   fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
   bool nonempty = false;
   bool hint = true;
+  std::vector<std::string> cluster_servers;  // empty: no cluster tier
 };
 
 Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
@@ -64,8 +66,10 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
       start = comma + 1;
     }
   }
+  bool in_cluster_list = false;
   for (const std::string& item : items) {
     size_t eq = item.find('=');
+    if (eq != std::string::npos) in_cluster_list = false;
     std::string key = item.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "ram_cache") {
@@ -92,6 +96,15 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     } else if (key == "readahead") {
       if (value != "on" && value != "off") return Status::InvalidArgument("readahead must be on or off");
       out->fs.readahead = value == "on";
+    } else if (key == "cluster_cache") {
+      MMFS_ASSIGN_OR_RETURN(out->cluster_servers, cache::ClusterTier::ParseServers(value));
+      in_cluster_list = true;
+      continue;
+    } else if (in_cluster_list && eq == std::string::npos &&
+               cache::ClusterTier::ParseServers(item).ok()) {
+      // -o cluster_cache=a:11211,b:11211: the servers after the first arrive as items.
+      out->cluster_servers.push_back(item);
+      continue;
     } else if (key == "hint") {
       if (value != "on" && value != "off") return Status::InvalidArgument("hint must be on or off");
       out->hint = value == "on";
@@ -116,6 +129,9 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
   if (!out->cache_dir.empty()) {
     std::error_code ec;
     out->cache_dir = std::filesystem::absolute(out->cache_dir, ec).lexically_normal().string();
+  }
+  if (!args.cluster_cache.empty()) {
+    MMFS_ASSIGN_OR_RETURN(out->cluster_servers, cache::ClusterTier::ParseServers(args.cluster_cache));
   }
   if (args.threads > 0) out->mount.max_threads = args.threads;
   if (!args.readahead.empty()) {
@@ -261,8 +277,23 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
                FormatCount((*tier)->Counters().entries) + " entries kept from before)";
     ssd = std::move(tier).value();
   }
+  std::unique_ptr<cache::ClusterTier> cluster;
+  std::string cluster_note;
+  if (!opts.cluster_servers.empty()) {
+    cache::ClusterTierOptions co;
+    co.servers = opts.cluster_servers;
+    co.name_space = dataset->Identity();
+    auto tier = cache::ClusterTier::Open(co);
+    if (!tier.ok()) {
+      report("cluster cache: " + tier.status().message());
+      return 1;
+    }
+    cluster = std::move(tier).value();
+    cluster_note = ", cluster cache on " + std::to_string(opts.cluster_servers.size()) +
+                   " memcached server(s)";
+  }
   opts.fs.mountpoint = opts.mount.mountpoint;
-  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(ssd));
+  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(ssd), std::move(cluster));
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::HintChannel> hint;
   if (opts.hint) {
@@ -292,8 +323,9 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   }
   Status served = (*server)->Serve([&](const Status& ready) {
     if (ready.ok()) {
-      spdlog::info("serving {} ({} files) at {}, RAM cache {}, {}", dataset_dir, files,
-                   opts.mount.mountpoint, FormatBytes(opts.fs.ram_cache_bytes), ssd_note);
+      spdlog::info("serving {} ({} files) at {}, RAM cache {}, {}{}", dataset_dir, files,
+                   opts.mount.mountpoint, FormatBytes(opts.fs.ram_cache_bytes), ssd_note,
+                   cluster_note);
       report(kReady);
     } else {
       report(ready.message());

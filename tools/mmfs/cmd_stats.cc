@@ -129,6 +129,21 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                   FormatCount(h.at("unknown_lines").get<uint64_t>()).c_str());
     }
   }
+  if (j.contains("cluster") && j.at("cluster").value("enabled", false)) {
+    const auto& c = j.at("cluster");
+    std::string servers;
+    for (const auto& srv : c.at("servers")) {
+      servers += (servers.empty() ? "" : ", ") + srv.at("server").get<std::string>() +
+                 (srv.at("up").get<bool>() ? " up" : " DOWN");
+    }
+    std::printf("  cluster   %s in, %s out, %s errors, %s timeouts, %s damaged, %s dropped; %s\n",
+                FormatBytes(c.at("bytes_in").get<uint64_t>()).c_str(),
+                FormatBytes(c.at("bytes_out").get<uint64_t>()).c_str(),
+                FormatCount(c.at("errors").get<uint64_t>()).c_str(),
+                FormatCount(c.at("timeouts").get<uint64_t>()).c_str(),
+                FormatCount(c.at("damaged").get<uint64_t>()).c_str(),
+                FormatCount(c.at("dropped").get<uint64_t>()).c_str(), servers.c_str());
+  }
   const auto& errors = j.at("errors");
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
               FormatCount(errors.at("checksum").get<uint64_t>()).c_str(),

@@ -26,6 +26,7 @@ struct PackArgs {
 int RunPack(const PackArgs& args);
 
 struct MountArgs {
+  std::string cluster_cache;  // "host:port,host:port"
   std::string dataset;
   std::string mountpoint;
   bool foreground = false;

@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
       "mmfs options (-o): ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
       "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty,\n"
-      "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README).\n"
+      "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README),\n"
+      "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
   mount_cmd->add_option("DST", mount.dataset, "Dataset directory made by 'mmfs pack'")->required();
@@ -90,6 +91,9 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--readahead", mount.readahead,
                         "on (default): a miss loads the whole sample (k.jpg brings k.txt); off")
       ->check(CLI::IsMember({"on", "off"}));
+  mount_cmd->add_option("--cluster-cache", mount.cluster_cache,
+                        "memcached servers HOST:PORT[,HOST:PORT...] shared by all hosts of a job: "
+                        "a tier below the SSD tier, filled from origin reads");
   mount_cmd->add_option("--threads", mount.threads, "Maximum FUSE worker threads (default 16)");
   mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
                                                      "daemonized, stderr with -f)");

@@ -1,0 +1,396 @@
+#include "cache/cluster_tier.h"
+
+#include <libmemcached-1.0/memcached.h>
+#include <libmemcachedutil-1.0/util.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+namespace mmfs::cache {
+
+namespace {
+
+constexpr char kMagic[8] = {'M', 'M', 'F', 'S', 'C', 'L', '1', '\0'};
+constexpr size_t kHeaderBytes = 24;  // magic, length, xxh3 (little-endian)
+// Bounded so that fetched_ cannot grow without end when prefetched blobs go unused.
+constexpr size_t kMaxFetchedKeys = 1 << 16;
+
+memcached_st* M(void* p) { return static_cast<memcached_st*>(p); }
+memcached_pool_st* P(void* p) { return static_cast<memcached_pool_st*>(p); }
+
+// A connection borrowed from the pool for one call.
+class Client {
+ public:
+  explicit Client(void* pool) : pool_(P(pool)) {
+    struct timespec wait = {2, 0};
+    memcached_return_t rc;
+    client_ = memcached_pool_fetch(pool_, &wait, &rc);
+  }
+  ~Client() {
+    if (client_ != nullptr) memcached_pool_release(pool_, client_);
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  memcached_st* get() const { return client_; }
+
+ private:
+  memcached_pool_st* pool_;
+  memcached_st* client_ = nullptr;
+};
+
+bool Succeeded(memcached_return_t rc) {
+  return rc == MEMCACHED_SUCCESS || rc == MEMCACHED_NOTFOUND || rc == MEMCACHED_END ||
+         rc == MEMCACHED_STORED || rc == MEMCACHED_DELETED || rc == MEMCACHED_BUFFERED;
+}
+
+uint64_t LoadU64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ClusterTier::ParseServers(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find_first_of(",+", start);
+    if (end == std::string::npos) end = list.size();
+    std::string item = list.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    size_t colon = item.rfind(':');
+    char* rest = nullptr;
+    long port = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &rest, 10);
+    if (colon == 0 || colon == std::string::npos || port <= 0 || port > 65535 || *rest != '\0') {
+      return Status::InvalidArgument("cluster cache server '" + item + "' is not HOST:PORT");
+    }
+    out.push_back(item);
+  }
+  if (out.empty()) return Status::InvalidArgument("no cluster cache server given");
+  return out;
+}
+
+Result<std::unique_ptr<ClusterTier>> ClusterTier::Open(const ClusterTierOptions& options) {
+  std::unique_ptr<ClusterTier> tier(new ClusterTier(options));
+  memcached_st* m = memcached_create(nullptr);
+  if (m == nullptr) return Status::ResourceExhausted("memcached_create");
+  tier->master_ = m;
+  const uint64_t timeout = static_cast<uint64_t>(std::max(1, options.timeout_ms));
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, timeout);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, timeout);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_SND_TIMEOUT, timeout * 1000);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_RCV_TIMEOUT, timeout * 1000);
+  // Two failures in a row take a server out of the ring (its keys rehash to the others); it is
+  // tried again after the retry timeout.
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_SERVER_FAILURE_LIMIT, 2);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 1);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 2);
+  for (const std::string& s : options.servers) {
+    size_t colon = s.rfind(':');
+    std::string host = s.substr(0, colon);
+    auto port = static_cast<in_port_t>(std::strtoul(s.c_str() + colon + 1, nullptr, 10));
+    memcached_return_t rc = memcached_server_add(m, host.c_str(), port);
+    if (rc != MEMCACHED_SUCCESS) {
+      return Status::InvalidArgument("cluster cache server " + s + ": " +
+                                     memcached_strerror(m, rc));
+    }
+    tier->health_[host + ":" + std::to_string(port)].server = host + ":" + std::to_string(port);
+  }
+  tier->pool_ = memcached_pool_create(m, 1, std::max(2u, options.connections + 1));
+  if (tier->pool_ == nullptr) return Status::ResourceExhausted("memcached_pool_create");
+  tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
+  return tier;
+}
+
+ClusterTier::~ClusterTier() {
+  if (writer_.joinable()) {
+    Flush();
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      stop_ = true;
+    }
+    queue_cv_.notify_all();
+    writer_.join();
+  }
+  if (pool_ != nullptr) memcached_pool_destroy(P(pool_));
+  if (master_ != nullptr) memcached_free(M(master_));
+}
+
+std::string ClusterTier::ItemKey(CacheKey key, size_t part) const {
+  char buf[48];
+  if (part == 0) {
+    std::snprintf(buf, sizeof buf, "/%016llx", static_cast<unsigned long long>(key));
+  } else {
+    std::snprintf(buf, sizeof buf, "/%016llx/%zu", static_cast<unsigned long long>(key), part);
+  }
+  return "mmfs/" + options_.name_space + buf;
+}
+
+void ClusterTier::Note(void* client, const std::string& item_key, int code) {
+  auto rc = static_cast<memcached_return_t>(code);
+  bool ok = Succeeded(rc);
+  if (rc == MEMCACHED_TIMEOUT) {
+    timeouts_.fetch_add(1, std::memory_order_relaxed);
+  } else if (!ok) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+  memcached_return_t lookup_rc;
+  const memcached_instance_st* server =
+      memcached_server_by_key(M(client), item_key.data(), item_key.size(), &lookup_rc);
+  if (server == nullptr) return;
+  std::string name = std::string(memcached_server_name(server)) + ":" +
+                     std::to_string(memcached_server_port(server));
+  std::lock_guard<std::mutex> lock(health_mu_);
+  ClusterServerHealth& h = health_[name];
+  h.server = name;
+  ++h.requests;
+  if (rc == MEMCACHED_TIMEOUT) ++h.timeouts;
+  if (!ok) ++h.errors;
+  if (h.up != ok) {
+    h.up = ok;
+    if (ok) {
+      spdlog::info("cluster cache server {} answers again", name);
+    } else {
+      spdlog::warn("cluster cache server {} is failing ({}); its reads go to the origin", name,
+                   memcached_strerror(M(client), rc));
+    }
+  }
+}
+
+Blob ClusterTier::Assemble(CacheKey key, const std::string& first, void* client) {
+  auto damaged = [&] {
+    damaged_.fetch_add(1, std::memory_order_relaxed);
+    std::string k = ItemKey(key, 0);
+    memcached_delete(M(client), k.data(), k.size(), 0);
+    return Blob();
+  };
+  if (first.size() < kHeaderBytes || std::memcmp(first.data(), kMagic, sizeof kMagic) != 0) {
+    return damaged();
+  }
+  const uint64_t total = LoadU64(first.data() + 8);
+  const uint64_t sum = LoadU64(first.data() + 16);
+  const size_t head = first.size() - kHeaderBytes;
+  if (head > total || total > (1ull << 36)) return damaged();
+  auto out = std::make_shared<std::string>();
+  out->reserve(total);
+  out->append(first, kHeaderBytes, head);
+  if (out->size() < total) {
+    const size_t parts = (total - head + options_.item_bytes - 1) / options_.item_bytes;
+    std::vector<std::string> keys;
+    std::vector<const char*> key_ptrs;
+    std::vector<size_t> key_lens;
+    for (size_t p = 1; p <= parts; ++p) keys.push_back(ItemKey(key, p));
+    for (const std::string& k : keys) {
+      key_ptrs.push_back(k.data());
+      key_lens.push_back(k.size());
+    }
+    memcached_return_t rc = memcached_mget(M(client), key_ptrs.data(), key_lens.data(), keys.size());
+    Note(client, keys.front(), rc);
+    if (rc != MEMCACHED_SUCCESS) return Blob();
+    std::unordered_map<std::string, std::string> got;
+    while (memcached_result_st* r = memcached_fetch_result(M(client), nullptr, &rc)) {
+      got.emplace(std::string(memcached_result_key_value(r), memcached_result_key_length(r)),
+                  std::string(memcached_result_value(r), memcached_result_length(r)));
+      memcached_result_free(r);
+    }
+    for (const std::string& k : keys) {
+      auto it = got.find(k);
+      if (it == got.end()) return damaged();  // a part was evicted: the value is incomplete
+      out->append(it->second);
+    }
+  }
+  if (out->size() != total || XXH3_64bits(out->data(), out->size()) != sum) return damaged();
+  return out;
+}
+
+Blob ClusterTier::Lookup(CacheKey key) {
+  lookups_.fetch_add(1, std::memory_order_relaxed);
+  Client client(pool_);
+  if (client.get() == nullptr) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  std::string k = ItemKey(key, 0);
+  size_t len = 0;
+  uint32_t flags = 0;
+  memcached_return_t rc;
+  char* value = memcached_get(client.get(), k.data(), k.size(), &len, &flags, &rc);
+  Note(client.get(), k, rc);
+  Blob blob;
+  if (value != nullptr) {
+    std::string first(value, len);
+    std::free(value);
+    blob = Assemble(key, first, client.get());
+  }
+  if (blob == nullptr) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  bytes_in_.fetch_add(blob->size(), std::memory_order_relaxed);
+  return blob;
+}
+
+std::unordered_map<CacheKey, Blob> ClusterTier::LookupMany(const std::vector<CacheKey>& keys) {
+  std::unordered_map<CacheKey, Blob> out;
+  if (keys.empty()) return out;
+  lookups_.fetch_add(keys.size(), std::memory_order_relaxed);
+  Client client(pool_);
+  if (client.get() == nullptr) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    misses_.fetch_add(keys.size(), std::memory_order_relaxed);
+    return out;
+  }
+  std::vector<std::string> item_keys;
+  std::unordered_map<std::string, CacheKey> key_of;
+  for (CacheKey k : keys) {
+    item_keys.push_back(ItemKey(k, 0));
+    key_of[item_keys.back()] = k;
+  }
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const std::string& k : item_keys) {
+    ptrs.push_back(k.data());
+    lens.push_back(k.size());
+  }
+  memcached_return_t rc = memcached_mget(client.get(), ptrs.data(), lens.data(), item_keys.size());
+  Note(client.get(), item_keys.front(), rc);
+  std::vector<std::pair<CacheKey, std::string>> firsts;
+  if (rc == MEMCACHED_SUCCESS) {
+    while (memcached_result_st* r = memcached_fetch_result(client.get(), nullptr, &rc)) {
+      auto it = key_of.find(std::string(memcached_result_key_value(r), memcached_result_key_length(r)));
+      if (it != key_of.end()) {
+        firsts.emplace_back(it->second,
+                            std::string(memcached_result_value(r), memcached_result_length(r)));
+      }
+      memcached_result_free(r);
+    }
+  }
+  // Parts of large values only after every first item is fetched (one request at a time).
+  for (auto& [k, first] : firsts) {
+    if (Blob b = Assemble(k, first, client.get())) {
+      bytes_in_.fetch_add(b->size(), std::memory_order_relaxed);
+      out.emplace(k, std::move(b));
+    }
+  }
+  hits_.fetch_add(out.size(), std::memory_order_relaxed);
+  misses_.fetch_add(keys.size() - out.size(), std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (fetched_.size() + out.size() > kMaxFetchedKeys) fetched_.clear();
+  for (const auto& [k, b] : out) fetched_.insert(k);
+  return out;
+}
+
+void ClusterTier::Insert(CacheKey key, Blob blob) {
+  if (blob == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (fetched_.erase(key) > 0) return;  // it came from the cluster
+    if (queued_bytes_ + blob->size() > options_.max_queued_bytes) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    queued_bytes_ += blob->size();
+    queue_.emplace_back(key, std::move(blob));
+  }
+  inserts_.fetch_add(1, std::memory_order_relaxed);
+  queue_cv_.notify_one();
+}
+
+void ClusterTier::Write(CacheKey key, const Blob& blob, void* client) {
+  const std::string& v = *blob;
+  const size_t head = std::min(v.size(), options_.item_bytes - kHeaderBytes);
+  // The parts first, the header item last: a reader never finds a header without its parts.
+  size_t part = 1;
+  for (size_t at = head; at < v.size(); at += options_.item_bytes, ++part) {
+    std::string k = ItemKey(key, part);
+    size_t n = std::min(options_.item_bytes, v.size() - at);
+    memcached_return_t rc = memcached_set(M(client), k.data(), k.size(), v.data() + at, n, 0, 0);
+    Note(client, k, rc);
+    if (rc != MEMCACHED_SUCCESS) return;
+    bytes_out_.fetch_add(n, std::memory_order_relaxed);
+  }
+  std::string first(kHeaderBytes + head, '\0');
+  uint64_t total = v.size(), sum = XXH3_64bits(v.data(), v.size());
+  std::memcpy(first.data(), kMagic, sizeof kMagic);
+  std::memcpy(first.data() + 8, &total, sizeof total);
+  std::memcpy(first.data() + 16, &sum, sizeof sum);
+  std::memcpy(first.data() + kHeaderBytes, v.data(), head);
+  std::string k = ItemKey(key, 0);
+  memcached_return_t rc = memcached_set(M(client), k.data(), k.size(), first.data(), first.size(), 0, 0);
+  Note(client, k, rc);
+  if (rc != MEMCACHED_SUCCESS) return;
+  bytes_out_.fetch_add(first.size(), std::memory_order_relaxed);
+  writes_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ClusterTier::WriterLoop() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_
+    auto [key, blob] = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    {
+      Client client(pool_);
+      if (client.get() != nullptr) {
+        Write(key, blob, client.get());
+      } else {
+        errors_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    lock.lock();
+    queued_bytes_ -= blob->size();
+    writing_ = false;
+    if (queue_.empty()) drained_cv_.notify_all();
+  }
+}
+
+void ClusterTier::Flush() {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  drained_cv_.wait(lock, [&] { return queue_.empty() && !writing_; });
+}
+
+TierCounters ClusterTier::Counters() const {
+  TierCounters c;
+  c.lookups = lookups_.load(std::memory_order_relaxed);
+  c.hits = hits_.load(std::memory_order_relaxed);
+  c.misses = misses_.load(std::memory_order_relaxed);
+  c.inserts = inserts_.load(std::memory_order_relaxed);
+  c.corrupt = damaged_.load(std::memory_order_relaxed);
+  c.write_errors = errors_.load(std::memory_order_relaxed);
+  c.dropped = dropped_.load(std::memory_order_relaxed);
+  return c;
+}
+
+ClusterCounters ClusterTier::ClusterStats() const {
+  ClusterCounters c;
+  c.hits = hits_.load(std::memory_order_relaxed);
+  c.misses = misses_.load(std::memory_order_relaxed);
+  c.errors = errors_.load(std::memory_order_relaxed);
+  c.timeouts = timeouts_.load(std::memory_order_relaxed);
+  c.damaged = damaged_.load(std::memory_order_relaxed);
+  c.bytes_in = bytes_in_.load(std::memory_order_relaxed);
+  c.bytes_out = bytes_out_.load(std::memory_order_relaxed);
+  c.writes = writes_.load(std::memory_order_relaxed);
+  c.dropped = dropped_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    c.queued_bytes = queued_bytes_;
+  }
+  std::lock_guard<std::mutex> lock(health_mu_);
+  for (const auto& [name, h] : health_) c.servers.push_back(h);
+  return c;
+}
+
+}  // namespace mmfs::cache

@@ -1,0 +1,125 @@
+// ClusterTier: a cache tier shared by every host of a training job, on memcached.
+//
+// Sits below the SSD tier: a host's miss asks the cluster before the origin, and what a host
+// reads from the origin is written to the cluster (asynchronously, through a bounded queue, so
+// a slow cluster never slows a reader). Keys are spread over the servers by libmemcached's
+// consistent hashing (ketama): a server that fails is ejected from the ring after two failures
+// and retried every few seconds, so losing one of N servers loses about 1/N of the tier.
+//
+// Values: item "mmfs/NS/KEY" holds a 24-byte header (magic, length, xxh3 of the whole value) and
+// the first part of the value; values larger than one item continue in "mmfs/NS/KEY/1", "/2"...
+// A value is served only if all its parts are there and the checksum matches; a damaged one is
+// a miss, counted, and deleted. NS is the dataset's identity, so two datasets never collide.
+// Values are not compressed: images (JPEG, PNG, WebP) already are, and captions are tiny.
+//
+// Every failure is a miss: a server down, slow (per-request timeout) or damaged sends the read
+// to the origin with a counter and one log line per server state change, never an error.
+//
+// Thread-safety: all methods are thread-safe (a pool of memcached connections; one writer).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cache/tier.h"
+#include "fs/base/status.h"
+
+namespace mmfs::cache {
+
+struct ClusterTierOptions {
+  std::vector<std::string> servers;  // "host:port"
+  std::string name_space;            // the dataset's identity
+  int timeout_ms = 100;              // connect, send, receive: a slower server is a miss
+  uint64_t max_queued_bytes = 64ull << 20;  // the fill queue; beyond it inserts are dropped
+  size_t item_bytes = 1000 * 1024;   // under memcached's default 1 MiB item limit
+  unsigned connections = 16;         // the pool: concurrent lookups at most
+};
+
+struct ClusterServerHealth {
+  std::string server;  // "host:port"
+  bool up = true;      // its last request succeeded
+  uint64_t requests = 0;
+  uint64_t errors = 0;
+  uint64_t timeouts = 0;
+};
+
+struct ClusterCounters {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t errors = 0;    // failed requests other than timeouts (server down, protocol)
+  uint64_t timeouts = 0;
+  uint64_t damaged = 0;   // values that failed their checksum or missed a part
+  uint64_t bytes_in = 0;  // read from the cluster
+  uint64_t bytes_out = 0; // written to it
+  uint64_t writes = 0;
+  uint64_t dropped = 0;   // inserts dropped because the fill queue was full
+  uint64_t queued_bytes = 0;
+  std::vector<ClusterServerHealth> servers;
+};
+
+class ClusterTier final : public CacheTier {
+ public:
+  static Result<std::unique_ptr<ClusterTier>> Open(const ClusterTierOptions& options);
+  ~ClusterTier() override;  // writes what is queued (bounded by the timeouts), then stops
+  ClusterTier(const ClusterTier&) = delete;
+  ClusterTier& operator=(const ClusterTier&) = delete;
+
+  std::string_view name() const override { return "cluster"; }
+  Blob Lookup(CacheKey key) override;
+  // Queued; written by the background writer.
+  void Insert(CacheKey key, Blob blob) override;
+  TierCounters Counters() const override;
+
+  // Multi-get for prefetch batches: the blobs of `keys` the cluster holds, in one round trip
+  // per server (plus one for the parts of values larger than an item).
+  std::unordered_map<CacheKey, Blob> LookupMany(const std::vector<CacheKey>& keys);
+  ClusterCounters ClusterStats() const;
+  // Waits until everything queued so far is written (tests, shutdown).
+  void Flush();
+
+  // Parses "host:port[,host:port...]" (also '+' as separator, for mount -o).
+  static Result<std::vector<std::string>> ParseServers(const std::string& list);
+
+ private:
+  explicit ClusterTier(ClusterTierOptions options) : options_(std::move(options)) {}
+  std::string ItemKey(CacheKey key, size_t part) const;
+  // Checks a header item and the parts; nullptr if damaged or incomplete (and counts it).
+  Blob Assemble(CacheKey key, const std::string& first, void* client);
+  void WriterLoop();
+  void Write(CacheKey key, const Blob& blob, void* client);
+  // Counts a request's outcome for the server holding `item_key`; logs state changes.
+  void Note(void* client, const std::string& item_key, int rc);
+
+  const ClusterTierOptions options_;
+  void* master_ = nullptr;  // memcached_st*, owned
+  void* pool_ = nullptr;    // memcached_pool_st*, owned
+
+  std::atomic<uint64_t> lookups_{0}, hits_{0}, misses_{0}, inserts_{0}, errors_{0}, timeouts_{0},
+      damaged_{0}, bytes_in_{0}, bytes_out_{0}, writes_{0}, dropped_{0};
+
+  mutable std::mutex health_mu_;
+  std::map<std::string, ClusterServerHealth> health_;  // guarded by health_mu_
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_, drained_cv_;
+  std::deque<std::pair<CacheKey, Blob>> queue_;  // guarded by queue_mu_
+  uint64_t queued_bytes_ = 0;                    // guarded by queue_mu_
+  bool writing_ = false;                         // guarded by queue_mu_
+  bool stop_ = false;                            // guarded by queue_mu_
+  // Keys just fetched by LookupMany: their coming Insert (the tiers above fill themselves with
+  // what the prefetch brought) need not go back to the cluster. Guarded by queue_mu_.
+  std::unordered_set<CacheKey> fetched_;
+  std::thread writer_;
+};
+
+}  // namespace mmfs::cache
