@@ -35,6 +35,13 @@ bool RamTier::Contains(CacheKey key) const {
   return shard.policy.Contains(key);
 }
 
+void RamTier::Erase(CacheKey key) {
+  Shard& shard = ShardFor(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  shard.policy.Remove(key);
+  shard.blobs.erase(key);
+}
+
 TierCounters RamTier::Counters() const {
   TierCounters c;
   c.lookups = lookups_.load(std::memory_order_relaxed);

@@ -28,7 +28,8 @@ class RamTier final : public CacheTier {
   void Insert(CacheKey key, Blob blob) override;
   TierCounters Counters() const override;
   // True if `key` is resident; unlike Lookup, not counted and not an access.
-  bool Contains(CacheKey key) const;
+  bool Contains(CacheKey key) const override;
+  void Erase(CacheKey key) override;
 
   // Per-entry bookkeeping charged against the budget, so a budget also bounds tiny files.
   static constexpr uint64_t kEntryOverhead = 96;

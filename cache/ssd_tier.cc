@@ -131,6 +131,23 @@ Blob SsdTier::Lookup(CacheKey key) {
   return payload;
 }
 
+bool SsdTier::Contains(CacheKey key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return policy_.Contains(key);
+}
+
+void SsdTier::Erase(CacheKey key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!policy_.Contains(key)) return;
+  policy_.Remove(key);
+  if (auto it = pending_.find(key); it != pending_.end()) {
+    pending_bytes_ -= it->second->size();
+    pending_.erase(it);
+  }
+  queue_.push_back({key, nullptr});  // the writer deletes the file, after any queued write of it
+  cv_.notify_one();
+}
+
 void SsdTier::Forget(CacheKey key) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -50,6 +50,9 @@ class SsdTier final : public CacheTier {
   void Insert(CacheKey key, Blob blob) override;
   TierCounters Counters() const override;
 
+  bool Contains(CacheKey key) const override;
+  void Erase(CacheKey key) override;
+
   // Waits until every queued write has reached the disk (tests, clean shutdown).
   void Flush();
   std::string PathFor(CacheKey key) const;

@@ -41,6 +41,10 @@ class CacheTier {
   // Stores `blob` if the tier admits it; may evict others to stay within the byte budget.
   virtual void Insert(CacheKey key, Blob blob) = 0;
   virtual TierCounters Counters() const = 0;
+  // Whether `key` is resident; not counted as a lookup, not an access for the policy.
+  virtual bool Contains(CacheKey /*key*/) const { return false; }
+  // Drops `key` if held (mmfs warmup --evict).
+  virtual void Erase(CacheKey /*key*/) {}
 };
 
 }  // namespace mmfs::cache

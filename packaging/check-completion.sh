@@ -5,7 +5,7 @@ set -euo pipefail
 mmfs=$1
 completion=$(dirname "$0")/bash-completion/mmfs
 status=0
-for sub in pack mount umount stats verify info; do
+for sub in pack mount umount stats verify info warmup; do
   line=$(grep -E "^ +$sub\) opts=" "$completion" || true)
   if [[ -z "$line" ]]; then
     echo "completion: no options for '$sub'"; status=1; continue

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cache/ssd_tier.h"
 #include "fs/base/file_util.h"
 #include "fs/base/json_text.h"
 #include "fs/core/stats_format.h"
@@ -61,6 +62,7 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
             HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)) {
   // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
   dataset_->AdviseRandomAccess();
+  warm_thread_ = std::thread([this] { WarmLoop(); });
   if (options_.readahead && options_.prefetch_threads > 0) {
     workers_ = std::make_unique<cache::PrefetchWorkers>(
         options_.prefetch_threads, 256, [this](const cache::PrefetchJob& job) { RunPrefetch(job); });
@@ -108,7 +110,6 @@ void Filesystem::PredictAndPrefetch(const format::Entry& e, uint64_t stream) {
 }
 
 void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
-  constexpr uint64_t kMaxSpan = 8ull << 20;
   std::vector<uint64_t> candidates;
   for (uint64_t k : job.keys) {
     if (!ram_tier_.Contains(k)) candidates.push_back(k);
@@ -128,6 +129,16 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
       entries.push_back(*e);
     }
   }
+  ReadCoalesced(std::move(entries), [&](const format::Entry& e, cache::Blob blob) {
+    prefetch_.Put(e.index, std::move(blob), job.pattern);
+  });
+  prefetch_.EndLoad(mine);
+}
+
+uint64_t Filesystem::ReadCoalesced(
+    std::vector<format::Entry> entries,
+    const std::function<void(const format::Entry&, cache::Blob)>& found) {
+  constexpr uint64_t kMaxSpan = 8ull << 20;
   std::sort(entries.begin(), entries.end(), [](const format::Entry& a, const format::Entry& b) {
     return a.record.shard != b.record.shard ? a.record.shard < b.record.shard
                                             : a.record.data_offset < b.record.data_offset;
@@ -135,6 +146,7 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
   // Neighbours in a shard are read together, one large sequential read, gaps included: LMDB
   // puts a node header between small values and pads large ones to whole pages.
   constexpr uint64_t kMaxGap = 64 << 10;
+  uint64_t reads = 0;
   for (size_t i = 0; i < entries.size();) {
     size_t j = i + 1;
     uint64_t start = entries[i].record.data_offset;
@@ -148,23 +160,163 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
     }
     std::string raw(end - start, '\0');
     if (dataset_->ReadShardRange(entries[i].record.shard, start, raw.size(), raw.data()).ok()) {
+      ++reads;
       prefetch_reads_.fetch_add(1, std::memory_order_relaxed);
       prefetch_bytes_.fetch_add(raw.size(), std::memory_order_relaxed);
       if (options_.drop_origin_pages) dataset_->NoteOriginRead(entries[i].record.shard, raw.size());
       for (size_t m = i; m < j; ++m) {
         std::string_view bytes(raw.data() + (entries[m].record.data_offset - start),
                                entries[m].size());
-        // Damaged files are not prefetched; their own reads report them.
+        // Damaged files are not loaded ahead; their own reads report them.
         if (XXH3_64bits(bytes.data(), bytes.size()) != entries[m].record.checksum) continue;
-        prefetch_.Put(entries[m].index, std::make_shared<const std::string>(bytes), job.pattern);
+        found(entries[m], std::make_shared<const std::string>(bytes));
       }
     }
     i = j;
   }
-  prefetch_.EndLoad(mine);
+  return reads;
 }
 
-Filesystem::~Filesystem() = default;
+Result<std::vector<format::Entry>> Filesystem::FilesAt(std::string_view path) const {
+  MMFS_ASSIGN_OR_RETURN(format::Entry top, ResolvePath(path));
+  std::vector<format::Entry> files;
+  std::vector<format::Entry> dirs = {top};
+  while (!dirs.empty()) {
+    format::Entry d = dirs.back();
+    dirs.pop_back();
+    if (d.is_regular()) {
+      files.push_back(d);
+      continue;
+    }
+    if (!d.is_dir()) continue;
+    for (uint64_t i = 0; i < d.child_count(); ++i) {
+      auto c = dataset_->GetEntry(d.first_child() + i);
+      if (c.ok()) dirs.push_back(*c);
+    }
+  }
+  std::sort(files.begin(), files.end(),
+            [](const format::Entry& a, const format::Entry& b) { return a.index < b.index; });
+  return files;
+}
+
+void Filesystem::HandleControlLines(const std::vector<std::string>& lines) {
+  for (std::string_view line : lines) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    size_t sp = line.find(' ');
+    std::string_view cmd = line.substr(0, sp);
+    std::string_view arg = sp == std::string_view::npos ? "" : line.substr(sp + 1);
+    if (cmd == "sync") {
+      std::lock_guard<std::mutex> lock(warm_mu_);
+      control_sync_ = std::string(arg);
+      continue;
+    }
+    cache::CacheTier* tier = nullptr;
+    if (cmd == "warm") {
+      size_t sp2 = arg.find(' ');
+      std::string_view which = arg.substr(0, sp2);
+      arg = sp2 == std::string_view::npos ? "" : arg.substr(sp2 + 1);
+      tier = which == "ram" ? static_cast<cache::CacheTier*>(&ram_tier_)
+                            : which == "ssd" ? ssd_tier_.get() : nullptr;
+      if (tier == nullptr) {
+        spdlog::warn("control: cannot warm tier '{}' (ram, or ssd with --cache-dir)", which);
+        continue;
+      }
+    } else if (cmd != "evict") {
+      spdlog::warn("control: unknown command '{}'", cmd);
+      continue;
+    }
+    auto files = FilesAt(arg);
+    if (!files.ok()) {
+      spdlog::warn("control: {} {}: {}", cmd, arg, files.status().message());
+      continue;
+    }
+    if (cmd == "evict") {
+      for (const format::Entry& e : *files) {
+        ram_tier_.Erase(e.index);
+        if (ssd_tier_ != nullptr) ssd_tier_->Erase(e.index);
+        evicted_.fetch_add(1, std::memory_order_relaxed);
+      }
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    for (const format::Entry& e : *files) {
+      warm_requested_.fetch_add(1, std::memory_order_relaxed);
+      if (tier->Contains(e.index)) {
+        warm_skipped_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      warm_queue_.emplace_back(e.index, tier);
+    }
+    warm_cv_.notify_one();
+  }
+}
+
+void Filesystem::DrainWarmup() {
+  std::unique_lock<std::mutex> lock(warm_mu_);
+  warm_idle_cv_.wait(lock, [&] { return warm_queue_.empty() && !warm_busy_; });
+}
+
+// Loads queued files in batches of neighbours (index order is pack order), so warm-up reads
+// the origin in large sequential reads, and inserts them straight into the chosen tier.
+void Filesystem::WarmLoop() {
+  constexpr size_t kBatch = 256;
+  for (;;) {
+    std::vector<std::pair<uint64_t, cache::CacheTier*>> batch;
+    {
+      std::unique_lock<std::mutex> lock(warm_mu_);
+      warm_busy_ = false;
+      if (warm_queue_.empty()) warm_idle_cv_.notify_all();
+      warm_cv_.wait(lock, [&] { return warm_stop_ || !warm_queue_.empty(); });
+      if (warm_stop_) return;
+      while (!warm_queue_.empty() && batch.size() < kBatch) {
+        batch.push_back(warm_queue_.front());
+        warm_queue_.pop_front();
+      }
+      warm_busy_ = true;
+    }
+    std::vector<format::Entry> entries;
+    std::unordered_map<uint64_t, cache::CacheTier*> tier_of;
+    for (const auto& [key, tier] : batch) {
+      auto e = dataset_->GetEntry(key);
+      if (!e.ok() || e->size() > options_.max_cached_file_bytes) {
+        warm_errors_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      entries.push_back(*e);
+      tier_of[key] = tier;
+    }
+    std::unordered_set<uint64_t> loaded;
+    ReadCoalesced(entries, [&](const format::Entry& e, cache::Blob blob) {
+      cache::CacheTier* tier = tier_of[e.index];
+      if (auto* ssd = dynamic_cast<cache::SsdTier*>(tier)) {
+        // Keep the SSD tier's write queue from overflowing (it would drop the rest).
+        if (ssd->pending_bytes() > (32ull << 20)) ssd->Flush();
+      }
+      tier->Insert(e.index, blob);
+      loaded.insert(e.index);
+      if (tier->Contains(e.index)) {
+        warm_done_.fetch_add(1, std::memory_order_relaxed);
+        warm_bytes_.fetch_add(e.size(), std::memory_order_relaxed);
+      } else {
+        warm_rejected_.fetch_add(1, std::memory_order_relaxed);  // the tier is full
+      }
+    });
+    // Files that could not be read or failed their checksum.
+    for (const format::Entry& e : entries) {
+      if (loaded.count(e.index) == 0) warm_errors_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+Filesystem::~Filesystem() {
+  {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    warm_stop_ = true;
+    warm_queue_.clear();
+  }
+  warm_cv_.notify_all();
+  if (warm_thread_.joinable()) warm_thread_.join();
+}
 
 Status Filesystem::CountError(const Status& s) {
   uint64_t n = 0;
@@ -201,11 +353,13 @@ Attr Filesystem::ControlDirAttr() const {
   return a;
 }
 
-Attr Filesystem::HintAttr() const {
+Attr Filesystem::HintAttr() const { return LinkAttr(hint_ino(), options_.hint_target); }
+
+Attr Filesystem::LinkAttr(uint64_t ino, const std::string& target) const {
   Attr a;
-  a.ino = hint_ino();
+  a.ino = ino;
   a.mode = S_IFLNK | 0777;
-  a.size = options_.hint_target.size();
+  a.size = target.size();
   a.is_volatile = true;
   return a;
 }
@@ -291,7 +445,7 @@ Result<Attr> Filesystem::NewSnapshot(std::string_view name) {
   if (name == kMetricsFileName) text = PrometheusFromStats(nlohmann::json::parse(text));
   auto blob = std::make_shared<const std::string>(std::move(text));
   std::lock_guard<std::mutex> lock(mu_);
-  uint64_t ino = hint_ino() + 1 + next_snapshot_++;
+  uint64_t ino = control_ino() + 1 + next_snapshot_++;
   snapshots_[ino] = blob;
   while (snapshots_.size() > kMaxSnapshots) snapshots_.erase(snapshots_.begin());
   Attr a;
@@ -308,6 +462,9 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   if (parent == control_dir_ino()) {
     if (name == kStatsFileName || name == kMetricsFileName) return NewSnapshot(name);
     if (name == kHintFileName && !options_.hint_target.empty()) return HintAttr();
+    if (name == kControlFileName && !options_.control_target.empty()) {
+      return LinkAttr(control_ino(), options_.control_target);
+    }
     timer.Fail();
     return Status::NotFound(std::string(name));
   }
@@ -333,6 +490,9 @@ Result<Attr> Filesystem::GetAttr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kGetattr);
   if (ino == control_dir_ino()) return ControlDirAttr();
   if (ino == hint_ino() && !options_.hint_target.empty()) return HintAttr();
+  if (ino == control_ino() && !options_.control_target.empty()) {
+    return LinkAttr(control_ino(), options_.control_target);
+  }
   if (IsSnapshotIno(ino)) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = snapshots_.find(ino);
@@ -367,7 +527,7 @@ Status Filesystem::ReadDir(
     self = ControlDirAttr();
     parent.ino = kRootIno;
     parent.mode = S_IFDIR | 0755;
-    count = options_.hint_target.empty() ? 2 : 3;
+    count = 2 + (options_.hint_target.empty() ? 0 : 1) + (options_.control_target.empty() ? 0 : 1);
   } else {
     auto dir = EntryForIno(ino);
     if (!dir.ok()) {
@@ -395,13 +555,17 @@ Status Filesystem::ReadDir(
   }
   for (uint64_t i = pos - 2; i < count; ++i) {
     if (control) {
-      static constexpr const char* kNames[] = {kStatsFileName, kMetricsFileName, kHintFileName};
-      Attr a = i == 2 ? HintAttr() : Attr{};
-      if (i < 2) {
-        a.mode = S_IFREG | 0444;
-        a.ino = hint_ino() + 1;  // the kernel looks the name up before using it
+      std::vector<std::pair<const char*, Attr>> names;
+      Attr file;
+      file.mode = S_IFREG | 0444;
+      file.ino = control_ino() + 1;  // the kernel looks the name up before using it
+      names.emplace_back(kStatsFileName, file);
+      names.emplace_back(kMetricsFileName, file);
+      if (!options_.hint_target.empty()) names.emplace_back(kHintFileName, HintAttr());
+      if (!options_.control_target.empty()) {
+        names.emplace_back(kControlFileName, LinkAttr(control_ino(), options_.control_target));
       }
-      if (!emit(kNames[i], a, 3 + i)) return Status::Ok();
+      if (!emit(names[i].first, names[i].second, 3 + i)) return Status::Ok();
       continue;
     }
     auto child = dataset_->GetEntry(first + i);
@@ -583,6 +747,7 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
 Result<std::string> Filesystem::ReadLink(uint64_t ino) {
   OpTimer timer(metrics_, Op::kReadlink);
   if (ino == hint_ino() && !options_.hint_target.empty()) return options_.hint_target;
+  if (ino == control_ino() && !options_.control_target.empty()) return options_.control_target;
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
@@ -620,6 +785,11 @@ Result<std::optional<std::string>> Filesystem::GetXattr(uint64_t ino, std::strin
                                       std::to_string(r.data_offset));
   }
   if (name == "user.mmfs.sample") return std::optional<std::string>(std::to_string(r.sample));
+  if (name == "user.mmfs.resident") {
+    bool ram = ram_tier_.Contains(e->index);
+    bool ssd = ssd_tier_ != nullptr && ssd_tier_->Contains(e->index);
+    return std::optional<std::string>(ram && ssd ? "ram,ssd" : ram ? "ram" : ssd ? "ssd" : "none");
+  }
   if (name == "user.mmfs.image_size" && r.width > 0) {
     return std::optional<std::string>(std::to_string(r.width) + "x" + std::to_string(r.height));
   }
@@ -636,7 +806,7 @@ Result<std::vector<std::string>> Filesystem::ListXattr(uint64_t ino) {
     return CountError(e.status());
   }
   if (e->is_regular()) {
-    names = {"user.mmfs.xxh3", "user.mmfs.location", "user.mmfs.sample"};
+    names = {"user.mmfs.xxh3", "user.mmfs.location", "user.mmfs.sample", "user.mmfs.resident"};
     if (e->record.width > 0) names.push_back("user.mmfs.image_size");
   }
   return names;
@@ -703,6 +873,11 @@ std::string Filesystem::StatsJson() const {
   }
   cache::OriginCounters o = cache_.origin_counters();
   cache::HintCounters hc = hint_.Counters();
+  std::string sync_token;
+  {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    sync_token = control_sync_;
+  }
   json patterns = json::object();
   for (int i = 0; i < static_cast<int>(cache::PrefetchPattern::kCount); ++i) {
     auto pattern = static_cast<cache::PrefetchPattern>(i);
@@ -752,6 +927,15 @@ std::string Filesystem::StatsJson() const {
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
       {"cluster", ClusterJson()},
+      {"warmup",
+       {{"requested", warm_requested_.load(std::memory_order_relaxed)},
+        {"done", warm_done_.load(std::memory_order_relaxed)},
+        {"bytes", warm_bytes_.load(std::memory_order_relaxed)},
+        {"skipped", warm_skipped_.load(std::memory_order_relaxed)},
+        {"rejected", warm_rejected_.load(std::memory_order_relaxed)},
+        {"errors", warm_errors_.load(std::memory_order_relaxed)},
+        {"evicted", evicted_.load(std::memory_order_relaxed)},
+        {"last_sync", sync_token}}},
       {"errors",
        {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},

@@ -16,6 +16,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -25,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -46,6 +49,7 @@ inline constexpr char kControlDirName[] = ".mmfs";
 inline constexpr char kStatsFileName[] = "stats";      // JSON
 inline constexpr char kMetricsFileName[] = "metrics";  // Prometheus text format
 inline constexpr char kHintFileName[] = "hint";        // symlink to the hint FIFO
+inline constexpr char kControlFileName[] = "control";  // symlink to the control FIFO (warmup)
 
 struct Attr {
   uint64_t ino = 0;
@@ -72,6 +76,8 @@ struct FilesystemOptions {
   uint64_t max_cached_file_bytes = 64ull << 20;
   // Where `.mmfs/hint` points (the hint FIFO); empty: no hint file.
   std::string hint_target;
+  // Where `.mmfs/control` points (the control FIFO of mmfs warmup); empty: none.
+  std::string control_target;
   // The mount point, so that hint lines may be absolute paths under it.
   std::string mountpoint;
 };
@@ -127,6 +133,14 @@ class Filesystem {
   void EndHint();
   // Sets or clears (empty) the target of `.mmfs/hint`; call before serving.
   void SetHintTarget(std::string target);
+  // The control protocol (lines written to .mmfs/control by mmfs warmup), in order:
+  //   warm ram|ssd PATH   load PATH (a file or a folder, recursively) into that tier
+  //   evict PATH          drop PATH's files from the RAM and SSD tiers
+  //   sync TOKEN          shown as control.last_sync in stats once every earlier line is handled
+  void HandleControlLines(const std::vector<std::string>& lines);
+  void SetControlTarget(std::string target) { options_.control_target = std::move(target); }
+  // Waits until queued warm-up work is done (tests).
+  void DrainWarmup();
 
   // The JSON document served as .mmfs/stats.
   std::string StatsJson() const;
@@ -141,8 +155,17 @@ class Filesystem {
  private:
   uint64_t control_dir_ino() const { return dataset_->entry_count() + 1; }
   uint64_t hint_ino() const { return control_dir_ino() + 1; }
-  bool IsSnapshotIno(uint64_t ino) const { return ino > hint_ino(); }
+  uint64_t control_ino() const { return control_dir_ino() + 2; }
+  bool IsSnapshotIno(uint64_t ino) const { return ino > control_ino(); }
   Attr HintAttr() const;
+  Attr LinkAttr(uint64_t ino, const std::string& target) const;
+  // Regular files at or below `path` (a file or a folder), in index order.
+  Result<std::vector<format::Entry>> FilesAt(std::string_view path) const;
+  void WarmLoop();
+  // Reads `entries` with neighbours coalesced into large origin reads; calls `found` with each
+  // file whose bytes pass their checksum. Returns the number of origin reads.
+  uint64_t ReadCoalesced(std::vector<format::Entry> entries,
+                         const std::function<void(const format::Entry&, cache::Blob)>& found);
   // The entry at `path` (relative to the root, or absolute under the mount point).
   Result<format::Entry> ResolvePath(std::string_view path) const;
   // Queues prefetch of `keys` and the other members of their samples.
@@ -180,6 +203,17 @@ class Filesystem {
   cache::AccessPatternDetector detector_;
   cache::HintedOrder hint_;
   std::atomic<bool> hint_active_{false};
+
+  // Warm-up (mmfs warmup): a queue of (entry index, tier) run by its own thread.
+  mutable std::mutex warm_mu_;
+  std::condition_variable warm_cv_, warm_idle_cv_;
+  std::deque<std::pair<uint64_t, cache::CacheTier*>> warm_queue_;  // guarded by warm_mu_
+  bool warm_busy_ = false;                                         // guarded by warm_mu_
+  bool warm_stop_ = false;                                         // guarded by warm_mu_
+  std::string control_sync_;                                       // guarded by warm_mu_
+  std::atomic<uint64_t> warm_requested_{0}, warm_done_{0}, warm_bytes_{0}, warm_skipped_{0},
+      warm_rejected_{0}, warm_errors_{0}, evicted_{0};
+  std::thread warm_thread_;
   // Declared last: destroyed first, so no job runs against members already gone.
   std::unique_ptr<cache::PrefetchWorkers> workers_;
 

@@ -387,7 +387,10 @@ TEST_F(FilesystemTest, SymlinksXattrsStatfs) {
   uint64_t jpg = Walk("train/cat/1.jpg").ino;
   EXPECT_EQ(**fs_->GetXattr(jpg, "user.mmfs.image_size"), "20x10");
   EXPECT_FALSE(fs_->GetXattr(jpg, "user.other")->has_value());
-  EXPECT_EQ(fs_->ListXattr(jpg)->size(), 4u);
+  EXPECT_EQ(fs_->ListXattr(jpg)->size(), 5u);
+  EXPECT_EQ(**fs_->GetXattr(jpg, "user.mmfs.resident"), "none");
+  ReadAll(jpg);
+  EXPECT_EQ(**fs_->GetXattr(jpg, "user.mmfs.resident"), "ram");
   StatFsInfo info = fs_->StatFs();
   EXPECT_EQ(info.files, fs_->dataset().entry_count());
   EXPECT_GT(info.blocks, 0u);

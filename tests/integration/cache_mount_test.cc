@@ -388,6 +388,64 @@ TEST_F(CacheMountTest, ClusterTierSharesOneHostsEpochWithAnother) {
   EXPECT_EQ(b.StopWith(SIGTERM), 0);
 }
 
+TEST_F(CacheMountTest, WarmupChecksEvictsAndServesWithTheOriginGone) {
+  std::vector<std::string> opts = {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"};
+  {
+    ForegroundMount m(dst(), mnt(), opts);
+    ASSERT_TRUE(m.mounted());
+    auto warm = RunCommand({MmfsBinary(), "warmup", mnt()}, 300);
+    ASSERT_EQ(warm.exit_code, 0) << warm.output;
+    EXPECT_NE(warm.output.find("warmed 800 files"), std::string::npos) << warm.output;
+    // --check agrees with the tier's own numbers.
+    auto check = RunCommand({MmfsBinary(), "warmup", "--check", "--json", mnt()});
+    ASSERT_EQ(check.exit_code, 0) << check.output;
+    auto c = nlohmann::json::parse(check.output.substr(check.output.find('[')));
+    EXPECT_EQ(c[0]["ssd_files"].get<uint64_t>(), files_.size()) << c.dump();
+    EXPECT_EQ(c[0]["ssd_bytes"].get<uint64_t>(), total_bytes_);
+    EXPECT_EQ(Tier(Stats(), "ssd")["entries"].get<uint64_t>(), files_.size());
+    // Idempotent.
+    auto again = RunCommand({MmfsBinary(), "warmup", "--json", mnt()});
+    auto a = nlohmann::json::parse(again.output.substr(again.output.find('{')));
+    EXPECT_EQ(a["loaded_files"], 0) << again.output;
+    EXPECT_EQ(a["already_cached"], files_.size());
+    // --evict: that folder's reads go to the origin again.
+    std::string dir = mnt() + "/train/class_000";
+    auto evict = RunCommand({MmfsBinary(), "warmup", "--evict", mnt(), dir});
+    ASSERT_EQ(evict.exit_code, 0) << evict.output;
+    auto after = nlohmann::json::parse(
+        RunCommand({MmfsBinary(), "warmup", "--check", "--json", mnt(), dir}).output);
+    EXPECT_EQ(after[0]["ssd_files"], 0);
+    EXPECT_EQ(after[0]["ram_files"], 0);
+    // Bytes read from the shards, on demand or by readahead.
+    auto shard_bytes = [&] {
+      auto s = Stats();
+      return s["origin"]["bytes"].get<uint64_t>() + s["readahead"]["bytes"].get<uint64_t>();
+    };
+    uint64_t before = shard_bytes();
+    uint64_t dir_bytes = 0;
+    for (const std::string& rel : files_) {
+      if (rel.rfind("train/class_000/", 0) != 0) continue;
+      std::string data = ReadUncached(mnt() + "/" + rel);
+      EXPECT_EQ(data, ReadFile(src() + "/" + rel));
+      dir_bytes += data.size();
+    }
+    EXPECT_GT(dir_bytes, 0u);
+    EXPECT_GE(shard_bytes() - before, dir_bytes) << "evicted files did not come from the origin";
+    EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  }
+  // Ruin the shard's data; everything warmed (and re-read) is served from the SSD tier.
+  std::string shard = dst() + "/shard-00000.mdb";
+  std::string junk(fsys::file_size(shard) - 8192, '#');
+  int fd = ::open(shard.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), 8192), static_cast<ssize_t>(junk.size()));
+  ::close(fd);
+  ForegroundMount m(dst(), mnt(), opts);
+  ASSERT_TRUE(m.mounted());
+  EXPECT_EQ(Epoch(9), 0);
+  EXPECT_EQ(Stats()["origin"]["reads"].get<uint64_t>(), 0u);
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
 TEST_F(CacheMountTest, DamagedSsdEntriesAreNeverServed) {
   std::vector<std::string> opts = {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"};
   {

@@ -311,6 +311,21 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
       spdlog::warn("no prefetch hint file: {}", channel.status().message());
     }
   }
+  // The control pipe of mmfs warmup (warm, evict), writable by the mounting user only: loading
+  // and evicting are the owner's decisions.
+  std::unique_ptr<fs::HintChannel> control;
+  {
+    auto channel = fs::HintChannel::Open(
+        fs::HintChannel::DefaultParentDir(), 0600,
+        {[] {}, [&](const std::vector<std::string>& lines) { filesystem.HandleControlLines(lines); },
+         [] {}});
+    if (channel.ok()) {
+      control = std::move(channel).value();
+      filesystem.SetControlTarget(control->path());
+    } else {
+      spdlog::warn("no control file (mmfs warmup will not work): {}", channel.status().message());
+    }
+  }
   fs::FuseOpsConfig config;
   config.fs = &filesystem;
   config.uid = ::getuid();

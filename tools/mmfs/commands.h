@@ -55,6 +55,18 @@ struct StatsArgs {
 };
 int RunStats(const StatsArgs& args);
 
+struct WarmupArgs {
+  std::string mountpoint;
+  std::vector<std::string> paths;  // inside the mount; empty: all of it
+  std::string tier = "ssd";        // ram or ssd
+  bool check = false;              // only report residency
+  bool evict = false;              // drop from the caches
+  bool json = false;
+  double timeout_seconds = 0;      // 0: wait as long as it takes
+};
+// Loads paths into a cache tier, reports residency (--check) or evicts them (--evict).
+int RunWarmup(const WarmupArgs& args);
+
 struct InspectArgs {
   std::string dataset;
   bool json = false;

@@ -117,6 +117,28 @@ int main(int argc, char** argv) {
                         "Print a line of per-second rates every SECONDS (e.g. --watch 1)")
       ->check(CLI::PositiveNumber);
 
+  mmfs::cli::WarmupArgs warmup;
+  CLI::App* warmup_cmd = app.add_subcommand(
+      "warmup",
+      "Load files into a cache tier before training, in pack order with large reads (default:\n"
+      "the whole mount into the SSD tier); already cached files are skipped. --check shows how\n"
+      "much of each path is resident per tier; --evict drops paths from the caches. Works\n"
+      "while training reads the mount.\n\n"
+      "Examples:\n"
+      "  mmfs warmup /mnt/data                      everything, into the SSD tier\n"
+      "  mmfs warmup /mnt/data /mnt/data/val --tier ram\n"
+      "  mmfs warmup --check /mnt/data /mnt/data/train\n"
+      "  mmfs warmup --evict /mnt/data /mnt/data/old");
+  warmup_cmd->add_option("MNT", warmup.mountpoint, "The mmfs mount")->required();
+  warmup_cmd->add_option("PATH", warmup.paths, "Files or folders inside the mount (default: all)");
+  warmup_cmd->add_option("--tier", warmup.tier, "Tier to load into: ssd (needs --cache-dir) or ram")
+      ->check(CLI::IsMember({"ram", "ssd"}))
+      ->capture_default_str();
+  warmup_cmd->add_flag("--check", warmup.check, "Only show what is resident in each tier");
+  warmup_cmd->add_flag("--evict", warmup.evict, "Drop the paths from the RAM and SSD tiers");
+  warmup_cmd->add_flag("--json", warmup.json, "Print the result as JSON");
+  warmup_cmd->add_option("--timeout", warmup.timeout_seconds, "Give up after this many seconds");
+
   mmfs::cli::InspectArgs verify;
   CLI::App* verify_cmd = app.add_subcommand(
       "verify",
@@ -134,6 +156,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (verify_cmd->parsed()) return mmfs::cli::RunVerify(verify);
+  if (warmup_cmd->parsed()) return mmfs::cli::RunWarmup(warmup);
   if (info_cmd->parsed()) return mmfs::cli::RunInfo(info);
   if (pack_cmd->parsed()) return mmfs::cli::RunPack(pack);
   if (mount_cmd->parsed()) return mmfs::cli::RunMount(mount);
