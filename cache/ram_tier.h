@@ -33,9 +33,10 @@ class RamTier final : public CacheTier {
 
   // Per-entry bookkeeping charged against the budget, so a budget also bounds tiny files.
   static constexpr uint64_t kEntryOverhead = 96;
+  // Independent policies the budget is split over (by a multiplicative hash of the key).
+  static constexpr size_t kShards = 16;
 
  private:
-  static constexpr size_t kShards = 16;
   struct Shard {
     Shard(uint64_t budget, uint64_t expected_keys) : policy(budget, expected_keys) {}
     mutable std::mutex mu;

@@ -4,9 +4,11 @@ namespace mmfs::cache {
 
 TieredCache::TieredCache(std::vector<CacheTier*> tiers) : tiers_(std::move(tiers)) {}
 
-Result<Blob> TieredCache::Get(CacheKey key, const Loader& load) {
+Result<Blob> TieredCache::Get(CacheKey key, const Loader& load, size_t* served_by) {
+  if (served_by != nullptr) *served_by = tiers_.size();
   for (size_t i = 0; i < tiers_.size(); ++i) {
     if (Blob blob = tiers_[i]->Lookup(key)) {
+      if (served_by != nullptr) *served_by = i;
       for (size_t j = 0; j < i; ++j) tiers_[j]->Insert(key, blob);  // promote
       return blob;
     }

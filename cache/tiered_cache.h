@@ -34,7 +34,8 @@ class TieredCache {
 
   // The blob for `key`, from the first tier holding it, else from `load` (run at most once at a
   // time per key). Errors from `load` are returned to every waiter and not cached.
-  Result<Blob> Get(CacheKey key, const Loader& load);
+  // `served_by` (optional) receives the index of the tier that had it, or tiers().size().
+  Result<Blob> Get(CacheKey key, const Loader& load, size_t* served_by = nullptr);
 
   const std::vector<CacheTier*>& tiers() const { return tiers_; }
   OriginCounters origin_counters() const;

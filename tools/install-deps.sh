@@ -15,6 +15,8 @@ packages=(
   libmemcached-dev memcached
   # the Debian package: man pages from --help, the completion it installs
   help2man bash-completion dpkg-dev
+  # mmfs stats --plot draws with gnuplot
+  gnuplot-nox
   # libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
   clang libclang-rt-14-dev
   # real loaders for the mount tests and the demo

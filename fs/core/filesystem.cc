@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -59,7 +60,15 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       prefetch_(options.prefetch_buffer_bytes),
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
-            HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)) {
+            HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)),
+      ram_what_if_(options.ram_cache_bytes, dataset_->manifest().files,
+                   cache::RamTier::kEntryOverhead, {0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0}, 8192,
+                   cache::RamTier::kShards) {
+  if (ssd_tier_ != nullptr) {
+    ssd_what_if_ = std::make_unique<cache::WhatIf>(ssd_tier_->Counters().bytes_budget,
+                                                   dataset_->manifest().files,
+                                                   cache::SsdTier::kHeaderBytes);
+  }
   // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
   dataset_->AdviseRandomAccess();
   warm_thread_ = std::thread([this] { WarmLoop(); });
@@ -251,6 +260,44 @@ void Filesystem::HandleControlLines(const std::vector<std::string>& lines) {
   }
 }
 
+void Filesystem::RecordHistory() {
+  HistoryPoint p;
+  p.uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - metrics_.start).count();
+  for (const cache::CacheTier* tier : cache_.tiers()) {
+    cache::TierCounters c = tier->Counters();
+    p.tiers.emplace_back(c.hits, c.lookups);
+  }
+  history_.push_back(std::move(p));
+  while (history_.size() > 6 * 360) history_.pop_front();
+}
+
+nlohmann::json Filesystem::WhatIfJson() const {
+  auto curve = [](const cache::WhatIf& w) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : w.Curve()) {
+      points.push_back({{"fraction", p.fraction}, {"bytes", p.bytes}, {"hit_ratio", p.hit_ratio}});
+    }
+    return nlohmann::json{{"budget", w.budget()},
+                          {"sampling_rate", w.sampling_rate()},
+                          {"sampled_reads", w.sampled_reads()},
+                          {"working_set_bytes", w.WorkingSetBytes()},
+                          {"points", points}};
+  };
+  nlohmann::json j = {{"ram", curve(ram_what_if_)}};
+  if (ssd_what_if_ != nullptr) j["ssd"] = curve(*ssd_what_if_);
+  nlohmann::json history = nlohmann::json::array();
+  {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    for (const HistoryPoint& p : history_) {
+      nlohmann::json tiers = nlohmann::json::array();
+      for (const auto& [hits, lookups] : p.tiers) tiers.push_back({hits, lookups});
+      history.push_back({{"uptime", p.uptime}, {"tiers", tiers}});
+    }
+  }
+  j["history"] = history;
+  return j;
+}
+
 void Filesystem::DrainWarmup() {
   std::unique_lock<std::mutex> lock(warm_mu_);
   warm_idle_cv_.wait(lock, [&] { return warm_queue_.empty() && !warm_busy_; });
@@ -266,7 +313,11 @@ void Filesystem::WarmLoop() {
       std::unique_lock<std::mutex> lock(warm_mu_);
       warm_busy_ = false;
       if (warm_queue_.empty()) warm_idle_cv_.notify_all();
-      warm_cv_.wait(lock, [&] { return warm_stop_ || !warm_queue_.empty(); });
+      // The same thread samples hit ratios every 10 s while idle (for mmfs stats --plot).
+      while (!warm_cv_.wait_for(lock, std::chrono::seconds(10),
+                                [&] { return warm_stop_ || !warm_queue_.empty(); })) {
+        RecordHistory();
+      }
       if (warm_stop_) return;
       while (!warm_queue_.empty() && batch.size() < kBatch) {
         batch.push_back(warm_queue_.front());
@@ -664,7 +715,13 @@ Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset
   if (offset >= e.size() || size == 0) return out;
   size_t len = static_cast<size_t>(std::min<uint64_t>(size, e.size() - offset));
   if (e.size() <= options_.max_cached_file_bytes) {
-    auto blob = cache_.Get(e.index, [&] { return LoadForRead(e); });
+    size_t served_by = 0;
+    auto blob = cache_.Get(e.index, [&] { return LoadForRead(e); }, &served_by);
+    if (offset == 0) {
+      // One read of the file, for the what-if curves.
+      ram_what_if_.Record(e.index, e.size());
+      if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(e.index, e.size());
+    }
     if (!blob.ok()) return blob.status();
     out.owner = std::move(blob).value();
     out.data = out.owner->data() + offset;
@@ -927,6 +984,7 @@ std::string Filesystem::StatsJson() const {
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
       {"cluster", ClusterJson()},
+      {"what_if", WhatIfJson()},
       {"warmup",
        {{"requested", warm_requested_.load(std::memory_order_relaxed)},
         {"done", warm_done_.load(std::memory_order_relaxed)},

@@ -38,6 +38,7 @@
 #include "cache/prefetch_workers.h"
 #include "cache/ram_tier.h"
 #include "cache/tiered_cache.h"
+#include "cache/what_if.h"
 #include "fs/base/status.h"
 #include "fs/core/metrics.h"
 #include "fs/format/dataset.h"
@@ -187,6 +188,8 @@ class Filesystem {
   void RunPrefetch(const cache::PrefetchJob& job);
   Status CountError(const Status& s);
   nlohmann::json ClusterJson() const;
+  nlohmann::json WhatIfJson() const;
+  void RecordHistory();  // REQUIRES: warm_mu_ held
 
   std::unique_ptr<format::Dataset> dataset_;
   FilesystemOptions options_;
@@ -203,6 +206,16 @@ class Filesystem {
   cache::AccessPatternDetector detector_;
   cache::HintedOrder hint_;
   std::atomic<bool> hint_active_{false};
+  // What-if curves of the RAM tier (every file read the daemon sees) and of the SSD tier (the
+  // reads the RAM tier missed).
+  cache::WhatIf ram_what_if_;
+  std::unique_ptr<cache::WhatIf> ssd_what_if_;  // null without an SSD tier
+  // Hit ratios over time for mmfs stats --plot: a sample every 10 s, the last 6 hours.
+  struct HistoryPoint {
+    double uptime;
+    std::vector<std::pair<uint64_t, uint64_t>> tiers;  // (hits, lookups) per tier
+  };
+  std::deque<HistoryPoint> history_;  // guarded by warm_mu_
 
   // Warm-up (mmfs warmup): a queue of (entry index, tier) run by its own thread.
   mutable std::mutex warm_mu_;

@@ -446,6 +446,38 @@ TEST_F(CacheMountTest, WarmupChecksEvictsAndServesWithTheOriginGone) {
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 
+TEST_F(CacheMountTest, WhatIfPredictsTheMeasuredHitRatioAndPlots) {
+  // RAM tier at a third of the dataset; 800 files are all sampled (rate 1), so the miniature
+  // cache at 100% of the budget runs the tier's policy on the same reads.
+  std::string budget = std::to_string(total_bytes_ / 3 / 1024) + "K";
+  ForegroundMount m(dst(), mnt(), {"--ram-cache", budget});
+  ASSERT_TRUE(m.mounted());
+  for (unsigned e = 0; e < 4; ++e) EXPECT_EQ(Epoch(20 + e), 0);
+  auto r = RunCommand({MmfsBinary(), "stats", "--what-if", "--json", mnt()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto w = nlohmann::json::parse(r.output);
+  auto s = Stats();
+  const auto& ram = Tier(s, "ram");
+  double measured = ram["hits"].get<double>() / ram["lookups"].get<double>();
+  double predicted = -1, at_double = -1;
+  for (const auto& p : w["ram"]["points"]) {
+    if (p["fraction"] == 1.0) predicted = p["hit_ratio"].get<double>();
+    if (p["fraction"] == 2.0) at_double = p["hit_ratio"].get<double>();
+  }
+  EXPECT_NEAR(predicted, measured, 0.05) << w.dump(2);
+  EXPECT_GT(at_double, predicted);  // twice the memory, more hits
+  EXPECT_EQ(w["ram"]["sampling_rate"], 1.0);
+  EXPECT_NEAR(w["ram"]["working_set_bytes"].get<double>() / static_cast<double>(total_bytes_), 1.0,
+              0.05);
+  auto human = RunCommand({MmfsBinary(), "stats", "--what-if", mnt()});
+  EXPECT_NE(human.output.find("<- now"), std::string::npos) << human.output;
+  std::string png = tmp_ / "what-if.png";
+  auto plot = RunCommand({MmfsBinary(), "stats", "--plot", png, mnt()});
+  ASSERT_EQ(plot.exit_code, 0) << plot.output;
+  EXPECT_EQ(ReadFile(png).substr(1, 3), "PNG");
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
 TEST_F(CacheMountTest, DamagedSsdEntriesAreNeverServed) {
   std::vector<std::string> opts = {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"};
   {

@@ -1,14 +1,21 @@
 // mmfs stats: reads MNT/.mmfs/stats (JSON) and shows it for people, or passes it through (--json).
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
-#include <vector>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "fs/base/file_util.h"
+#include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
 #include "tools/mmfs/commands.h"
@@ -244,8 +251,152 @@ int Watch(const StatsArgs& args) {
   return 0;
 }
 
+void PrintWhatIf(const nlohmann::json& j) {
+  const auto& w = j.at("what_if");
+  std::map<std::string, uint64_t> measured_hits, measured_lookups;
+  for (const auto& t : j.at("cache").at("tiers")) {
+    measured_hits[t.at("name").get<std::string>()] = t.at("hits").get<uint64_t>();
+    measured_lookups[t.at("name").get<std::string>()] = t.at("lookups").get<uint64_t>();
+  }
+  for (const char* tier : {"ram", "ssd"}) {
+    if (!w.contains(tier)) continue;
+    const auto& c = w.at(tier);
+    std::printf("what-if for the %s tier (budget %s; %.1f%% of files sampled, %s sampled reads)\n",
+                tier == std::string("ram") ? "RAM" : "SSD",
+                FormatBytes(c.at("budget").get<uint64_t>()).c_str(),
+                100 * c.at("sampling_rate").get<double>(),
+                FormatCount(c.at("sampled_reads").get<uint64_t>()).c_str());
+    std::printf("  %12s %10s %10s\n", "size", "of budget", "hit ratio");
+    for (const auto& p : c.at("points")) {
+      double f = p.at("fraction").get<double>();
+      std::string mark;
+      if (std::abs(f - 1.0) < 1e-9) {
+        uint64_t lookups = measured_lookups[tier];
+        mark = "  <- now";
+        if (lookups > 0) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, " (measured %.1f%% per READ)",
+                        100.0 * static_cast<double>(measured_hits[tier]) / static_cast<double>(lookups));
+          mark += buf;
+        }
+      }
+      std::printf("  %12s %9.0f%% %9.1f%%%s\n", FormatBytes(p.at("bytes").get<uint64_t>()).c_str(),
+                  100 * f, 100 * p.at("hit_ratio").get<double>(), mark.c_str());
+    }
+    std::printf("  working set of the last epoch: %s\n\n",
+                FormatBytes(c.at("working_set_bytes").get<uint64_t>()).c_str());
+  }
+  std::printf("Hit ratios are by file read, for reads that reach the daemon (the kernel's page "
+              "cache is in front).\n");
+}
+
+// Writes the what-if curves and the hit ratios over time to a PNG with gnuplot.
+int Plot(const std::string& mnt, const nlohmann::json& j, const std::string& out) {
+  char dir[] = "/tmp/mmfs-plot-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) {
+    PrintError(std::string("mkdtemp: ") + std::strerror(errno));
+    return 1;
+  }
+  std::string d = dir;
+  const auto& w = j.at("what_if");
+  std::string script = "set terminal png size 1200,480\nset output '" + out + "'\n"
+                       "set multiplot layout 1,2 title 'mmfs cache: " + mnt + "'\n"
+                       "set grid\nset yrange [0:1]\nset key bottom right\n"
+                       "set title 'What if: predicted hit ratio by tier size'\n"
+                       "set ylabel 'hit ratio (file reads)'\n";
+  // GiB for large tiers, MiB for small ones.
+  uint64_t largest = 0;
+  for (const char* tier : {"ram", "ssd"}) {
+    if (!w.contains(tier)) continue;
+    for (const auto& p : w.at(tier).at("points")) largest = std::max(largest, p.at("bytes").get<uint64_t>());
+  }
+  const bool gib_units = largest >= (1ull << 30);
+  const double unit = gib_units ? static_cast<double>(1ull << 30) : static_cast<double>(1 << 20);
+  script += std::string("set xlabel 'tier size (") + (gib_units ? "GiB" : "MiB") + ")'\n";
+  std::string plots;
+  for (const char* tier : {"ram", "ssd"}) {
+    if (!w.contains(tier)) continue;
+    std::string data, now;
+    for (const auto& p : w.at(tier).at("points")) {
+      double gib = static_cast<double>(p.at("bytes").get<uint64_t>()) / unit;
+      data += std::to_string(gib) + " " + std::to_string(p.at("hit_ratio").get<double>()) + "\n";
+      if (std::abs(p.at("fraction").get<double>() - 1.0) < 1e-9) {
+        now = std::to_string(gib) + " " + std::to_string(p.at("hit_ratio").get<double>()) + "\n";
+      }
+    }
+    (void)WriteFileDurably(d + "/" + tier + ".dat", data);
+    (void)WriteFileDurably(d + "/" + tier + "-now.dat", now);
+    std::string name = tier == std::string("ram") ? "RAM tier" : "SSD tier";
+    plots += std::string(plots.empty() ? "plot " : ", ") + "'" + d + "/" + tier +
+             ".dat' using 1:2 with linespoints lw 2 title '" + name + "', '" + d + "/" + tier +
+             "-now.dat' using 1:2 with points pt 7 ps 2 title '" + name + " today'";
+  }
+  script += plots + "\n";
+  // Hit ratio per tier between consecutive samples of the daemon's history.
+  std::vector<std::string> names;
+  for (const auto& t : j.at("cache").at("tiers")) names.push_back(t.at("name").get<std::string>());
+  std::string hist;
+  const auto& h = w.at("history");
+  for (size_t i = 1; i < h.size(); ++i) {
+    hist += std::to_string(h[i].at("uptime").get<double>() / 60);
+    for (size_t t = 0; t < names.size() && t < h[i].at("tiers").size(); ++t) {
+      double dh = h[i]["tiers"][t][0].get<double>() - h[i - 1]["tiers"][t][0].get<double>();
+      double dl = h[i]["tiers"][t][1].get<double>() - h[i - 1]["tiers"][t][1].get<double>();
+      hist += dl > 0 ? " " + std::to_string(dh / dl) : " ?";
+    }
+    hist += "\n";
+  }
+  script += "set title 'Hit ratio over time (10 s samples)'\nset xlabel 'minutes since mount'\n"
+            "set ylabel 'hit ratio (READs)'\nset key top right\nset datafile missing '?'\n";
+  if (hist.empty()) {
+    script += "set label 1 'no history yet: the daemon samples every 10 s' at graph 0.1,0.5\n"
+              "plot [0:1] NaN notitle\n";
+  } else {
+    (void)WriteFileDurably(d + "/history.dat", hist);
+    std::string p;
+    for (size_t t = 0; t < names.size(); ++t) {
+      p += std::string(p.empty() ? "plot " : ", ") + "'" + d + "/history.dat' using 1:" +
+           std::to_string(t + 2) + " with lines lw 2 title '" + names[t] + "'";
+    }
+    script += p + "\n";
+  }
+  script += "unset multiplot\n";
+  (void)WriteFileDurably(d + "/plot.gp", script);
+  int rc = std::system(("gnuplot '" + d + "/plot.gp' 2>" + d + "/gnuplot.err").c_str());
+  auto err_text = ReadWholeFile(d + "/gnuplot.err", 1 << 16);
+  std::string err = err_text.ok() ? *err_text : "";
+  std::filesystem::remove_all(d);
+  if (rc != 0) {
+    PrintError("gnuplot failed (apt-get install gnuplot-nox): " + err);
+    return 1;
+  }
+  std::printf("wrote %s\n", out.c_str());
+  return 0;
+}
+
 int RunStats(const StatsArgs& args) {
   if (args.watch > 0) return Watch(args);
+  if (args.what_if || !args.plot.empty()) {
+    std::string path = args.mountpoint + "/" + fs::kControlDirName + "/" + fs::kStatsFileName;
+    auto text = ReadWholeFile(path, 64ull << 20);
+    if (!text.ok()) {
+      PrintError(args.mountpoint + " is not an mmfs mount, or its daemon is not answering (" +
+                 text.status().message() + ")");
+      return 1;
+    }
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.contains("what_if")) {
+      PrintError(path + ": no what-if data (is the daemon older than this mmfs?)");
+      return 1;
+    }
+    if (!args.plot.empty()) return Plot(args.mountpoint, j, args.plot);
+    if (args.json) {
+      std::printf("%s\n", JsonText(j.at("what_if"), 2).c_str());
+      return 0;
+    }
+    PrintWhatIf(j);
+    return 0;
+  }
   std::string path = args.mountpoint + "/" + fs::kControlDirName + "/" +
                      (args.prometheus ? fs::kMetricsFileName : fs::kStatsFileName);
   auto text = ReadWholeFile(path, 64ull << 20);

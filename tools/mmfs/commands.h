@@ -52,6 +52,8 @@ struct StatsArgs {
   bool json = false;
   bool prometheus = false;
   double watch = 0;  // seconds between lines; 0: print once
+  bool what_if = false;  // predicted hit ratios at other tier sizes
+  std::string plot;      // write a PNG of the what-if curves and hit ratios over time
 };
 int RunStats(const StatsArgs& args);
 

@@ -113,6 +113,12 @@ int main(int argc, char** argv) {
   stats_cmd->add_flag("--json", stats.json, "Print the raw JSON document (.mmfs/stats)");
   stats_cmd->add_flag("--prometheus", stats.prometheus,
                       "Print the Prometheus text format (.mmfs/metrics)");
+  stats_cmd->add_flag("--what-if", stats.what_if,
+                      "Predicted hit ratio of the RAM and SSD tiers at other sizes (10%-200% of "
+                      "today's), from a sample of the reads, and the last epoch's working set");
+  stats_cmd->add_option("--plot", stats.plot,
+                        "Draw the what-if curves and the hit ratios over time into FILE.png "
+                        "(gnuplot)");
   stats_cmd->add_option("--watch", stats.watch,
                         "Print a line of per-second rates every SECONDS (e.g. --watch 1)")
       ->check(CLI::PositiveNumber);
