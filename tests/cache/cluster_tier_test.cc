@@ -144,10 +144,12 @@ TEST_F(ClusterTierTest, ADeadServerIsAMissNeverAnErrorAndOnlyItsShareIsLost) {
   int down = 0;
   for (const auto& s : c.servers) down += !s.up;
   EXPECT_EQ(down, 1);
-  // Writes keep going to the live servers.
-  t->Insert(kKeys, Bytes(64, 9));
+  // Writes keep going to the live servers (those for the dead one fail until it is ejected).
+  for (CacheKey k = kKeys; k < kKeys + 60; ++k) t->Insert(k, Bytes(64, 9));
   t->Flush();
-  EXPECT_NE(t->Lookup(kKeys), nullptr);
+  int found = 0;
+  for (CacheKey k = kKeys; k < kKeys + 60; ++k) found += t->Lookup(k) != nullptr;
+  EXPECT_GE(found, 30);
 }
 
 }  // namespace
