@@ -307,6 +307,10 @@ void Filesystem::DrainWarmup() {
 // the origin in large sequential reads, and inserts them straight into the chosen tier.
 void Filesystem::WarmLoop() {
   constexpr size_t kBatch = 256;
+  {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    RecordHistory();  // the zero point of the hit-ratio history
+  }
   for (;;) {
     std::vector<std::pair<uint64_t, cache::CacheTier*>> batch;
     {

@@ -336,7 +336,13 @@ int Plot(const std::string& mnt, const nlohmann::json& j, const std::string& out
   std::vector<std::string> names;
   for (const auto& t : j.at("cache").at("tiers")) names.push_back(t.at("name").get<std::string>());
   std::string hist;
-  const auto& h = w.at("history");
+  // The daemon's samples, and now as the last point.
+  nlohmann::json h = w.at("history");
+  {
+    nlohmann::json tiers = nlohmann::json::array();
+    for (const auto& t : j.at("cache").at("tiers")) tiers.push_back({t.at("hits"), t.at("lookups")});
+    h.push_back({{"uptime", j.at("uptime_seconds")}, {"tiers", tiers}});
+  }
   for (size_t i = 1; i < h.size(); ++i) {
     hist += std::to_string(h[i].at("uptime").get<double>() / 60);
     for (size_t t = 0; t < names.size() && t < h[i].at("tiers").size(); ++t) {
@@ -356,7 +362,7 @@ int Plot(const std::string& mnt, const nlohmann::json& j, const std::string& out
     std::string p;
     for (size_t t = 0; t < names.size(); ++t) {
       p += std::string(p.empty() ? "plot " : ", ") + "'" + d + "/history.dat' using 1:" +
-           std::to_string(t + 2) + " with lines lw 2 title '" + names[t] + "'";
+           std::to_string(t + 2) + " with linespoints lw 2 title '" + names[t] + "'";
     }
     script += p + "\n";
   }
