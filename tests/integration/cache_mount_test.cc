@@ -73,6 +73,15 @@ class CacheMountTest : public ::testing::Test {
     if (IsMountPoint(tmp_ / "ssd")) ::umount2((tmp_ / "ssd").c_str(), MNT_DETACH);
   }
   nlohmann::json Stats() { return nlohmann::json::parse(ReadFile(mnt() + "/.mmfs/stats")); }
+  // Overwrites the shard's data pages; its size and LMDB header stay, so it still mounts, but
+  // every file in it fails its checksum: only the caches can serve.
+  void RuinShardData() {
+    std::string shard = dst() + "/shard-00000.mdb";
+    std::string junk(fsys::file_size(shard) - 8192, '#');
+    int fd = ::open(shard.c_str(), O_WRONLY);
+    ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), 8192), static_cast<ssize_t>(junk.size()));
+    ::close(fd);
+  }
   // Reads every file once in a seeded random order; returns how many differed from the source.
   int Epoch(unsigned seed) {
     std::vector<std::string> order = files_;
@@ -224,11 +233,7 @@ TEST_F(CacheMountTest, SsdTierSurvivesRemountAndServesWithoutTheOrigin) {
     EXPECT_EQ(m.StopWith(SIGTERM), 0);  // flushes the SSD write queue
   }
   // Ruin the shard's data pages (its size and LMDB header stay, so it still mounts).
-  std::string shard = dst() + "/shard-00000.mdb";
-  std::string junk(fsys::file_size(shard) - 8192, '#');
-  int fd = ::open(shard.c_str(), O_WRONLY);
-  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), 8192), static_cast<ssize_t>(junk.size()));
-  ::close(fd);
+  RuinShardData();
   ForegroundMount m(dst(), mnt(), opts);
   ASSERT_TRUE(m.mounted());
   EXPECT_EQ(Epoch(2), 0);
@@ -434,11 +439,7 @@ TEST_F(CacheMountTest, WarmupChecksEvictsAndServesWithTheOriginGone) {
     EXPECT_EQ(m.StopWith(SIGTERM), 0);
   }
   // Ruin the shard's data; everything warmed (and re-read) is served from the SSD tier.
-  std::string shard = dst() + "/shard-00000.mdb";
-  std::string junk(fsys::file_size(shard) - 8192, '#');
-  int fd = ::open(shard.c_str(), O_WRONLY);
-  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), 8192), static_cast<ssize_t>(junk.size()));
-  ::close(fd);
+  RuinShardData();
   ForegroundMount m(dst(), mnt(), opts);
   ASSERT_TRUE(m.mounted());
   EXPECT_EQ(Epoch(9), 0);

@@ -77,11 +77,12 @@ class InputsTest : public ::testing::Test {
     return pack::Pack(options, reporter_);
   }
   // The bytes of `path` in the packed dataset, or "<missing>".
-  std::string Read(const std::string& path) {
+  // The entry at `path` in the packed dataset (opened on first use).
+  Result<format::Entry> Find(const std::string& path) {
     if (ds_ == nullptr) {
       auto ds = format::Dataset::Open(tmp_ / "out.mmfs");
       EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-      if (!ds.ok()) return "<no dataset>";
+      if (!ds.ok()) return ds.status();
       ds_ = std::move(ds).value();
     }
     auto e = ds_->GetEntry(0);
@@ -92,21 +93,18 @@ class InputsTest : public ::testing::Test {
       e = ds_->LookupChild(*e, path.substr(start, slash - start));
       start = slash + 1;
     }
+    return e;
+  }
+  // The bytes of `path` in the packed dataset, or "<missing>".
+  std::string Read(const std::string& path) {
+    auto e = Find(path);
     if (!e.ok()) return "<missing>";
     std::string out(e->size(), '\0');
     EXPECT_TRUE(ds_->ReadVerified(*e, out.data()).ok());
     return out;
   }
   uint64_t SampleOf(const std::string& path) {
-    Read(path);
-    auto e = ds_->GetEntry(0);
-    size_t start = 0;
-    while (e.ok() && start < path.size()) {
-      size_t slash = path.find('/', start);
-      if (slash == std::string::npos) slash = path.size();
-      e = ds_->LookupChild(*e, path.substr(start, slash - start));
-      start = slash + 1;
-    }
+    auto e = Find(path);
     return e.ok() ? e->record.sample : UINT64_MAX;
   }
   bool Warned(const std::string& needle) const {
