@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MMFS = os.path.join(REPO, "build", "release", "mmfs")
+MMFS = os.environ.get("MMFS_BIN", os.path.join(REPO, "build", "release", "mmfs"))
 
 
 def fincore_bytes(paths):
