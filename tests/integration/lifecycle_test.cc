@@ -15,6 +15,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "tests/integration/mount_helper.h"
 #include "tests/test_util.h"
@@ -148,6 +149,12 @@ TEST_F(LifecycleTest, SecondUserSeesModesOnlyWithAllowOther) {
     ASSERT_TRUE(m.mounted());
     EXPECT_EQ(ReadAsNobody(mnt() + "/open.txt"), 0);
     EXPECT_EQ(ReadAsNobody(mnt() + "/secret.txt"), EACCES);
+    // Even mounted by root: no devices, no setuid (mount.fuse3 would default to dev,suid).
+    std::string mounts = ReadFile("/proc/mounts");
+    std::string entry = mounts.substr(mounts.find(" " + mnt() + " "));
+    entry = entry.substr(0, entry.find('\n'));
+    EXPECT_NE(entry.find("nosuid"), std::string::npos) << entry;
+    EXPECT_NE(entry.find("nodev"), std::string::npos) << entry;
     struct stat st;
     ASSERT_EQ(::stat((mnt() + "/.mmfs/hint").c_str(), &st), 0);  // follows the link to the FIFO
     EXPECT_TRUE(S_ISFIFO(st.st_mode));
@@ -180,6 +187,48 @@ TEST_F(LifecycleTest, ForegroundMountTellsSystemdWhenItServes) {
   // By then the mount serves.
   EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+TEST_F(LifecycleTest, AnUnprivilegedUserMountsWhereFuseAllowsIt) {
+  // Debian's udev rule makes /dev/fuse 0666; some containers (this CI's included) leave it 0600,
+  // where FUSE allows no user mounts at all. The test sets the Debian mode and puts it back.
+  struct stat fuse_dev;
+  ASSERT_EQ(::stat("/dev/fuse", &fuse_dev), 0);
+  const mode_t old_mode = fuse_dev.st_mode & 07777;
+  ASSERT_EQ(::chmod("/dev/fuse", 0666), 0);
+  struct Restore {
+    mode_t mode;
+    ~Restore() { ::chmod("/dev/fuse", mode); }
+  } restore{old_mode};
+  std::string dir = tmp_ / "user";
+  std::filesystem::create_directories(dir + "/mnt");
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chown((dir + "/mnt").c_str(), 65534, 65534), 0);
+  auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dir + "/data.mmfs"});
+  ASSERT_EQ(pack.exit_code, 0) << pack.output;
+  Shell("chmod -R a+rX " + dir + "/data.mmfs");
+  auto as_nobody = [](std::vector<std::string> argv) {
+    std::vector<std::string> full = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    full.insert(full.end(), argv.begin(), argv.end());
+    return RunCommand(full, 60);
+  };
+  std::string mnt = dir + "/mnt";
+  auto mount = as_nobody({MmfsBinary(), "mount", dir + "/data.mmfs", mnt});
+  ASSERT_EQ(mount.exit_code, 0) << mount.output;
+  auto cat = as_nobody({"cat", mnt + "/train/a/1.txt"});
+  EXPECT_EQ(cat.output, "caption");
+  std::string line;
+  for (std::istringstream in(ReadFile("/proc/mounts")); std::getline(in, line);) {
+    if (line.find(" " + mnt + " ") != std::string::npos) break;
+  }
+  EXPECT_NE(line.find("user_id=65534"), std::string::npos) << line;
+  EXPECT_NE(line.find("nosuid"), std::string::npos) << line;
+  EXPECT_NE(line.find("nodev"), std::string::npos) << line;
+  auto umount = as_nobody({MmfsBinary(), "umount", mnt});
+  EXPECT_EQ(umount.exit_code, 0) << umount.output;
+  EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt) && FindDaemons(mnt).empty(); }, 20));
+  if (IsMountPoint(mnt)) ForceCleanup(mnt);
 }
 
 TEST_F(LifecycleTest, SigintUnmountsCleanly) {
