@@ -475,6 +475,75 @@ def readahead_figures(args, src, dataset, filelist):
     return rows
 
 
+class Memcached:
+    """A memcached server on a free loopback port for the cluster benchmark."""
+
+    def __init__(self):
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(["memcached", "-l", "127.0.0.1", "-p", str(self.port),
+                                      "-U", "0", "-m", "1024", "-t", "2", "-u", "nobody"])
+        import socket as so
+
+        def up():
+            try:
+                with so.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return True
+            except OSError:
+                return False
+        wait_for(up, 20)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def cluster_epochs(args, src, dataset, filelist, profile="cloud-volume"):
+    """Two hosts, one dataset, a shared memcached tier: the second host's cold epoch.
+
+    Host A and host B are two mounts with their own small RAM tiers and no SSD tier; both
+    daemons read the origin through the same blkio throttle. A runs a cold shuffled DataLoader
+    epoch (filling the cluster tier), then B runs its own cold epoch.
+    """
+    servers = [Memcached() for _ in range(3)]
+    cluster = ",".join(f"127.0.0.1:{m.port}" for m in servers)
+    bps, iops = PROFILES[profile]
+    results = {}
+    try:
+        for host in ("host A (first)", "host B (second)"):
+            peer = Mmfs(args.work, dataset, None, ["--ram-cache", "64M", "--cluster-cache", cluster])
+            peer.name = host
+            peer.stop()
+            drop_caches()
+            peer.start()
+            try:
+                with Throttle(src, bps, iops) as throttle:
+                    throttle.add(peer.daemon_pid())
+                    run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
+                    r = workload(peer, "loader-raw", filelist, ("--seed", "7"))
+                with open(os.path.join(peer.root, ".mmfs", "stats")) as f:
+                    stats = json.load(f)
+                if host.startswith("host A"):
+                    # Let A's asynchronous fill reach the cluster before B starts.
+                    def drained():
+                        with open(os.path.join(peer.root, ".mmfs", "stats")) as f:
+                            return json.load(f)["cluster"]["queued_bytes"] == 0
+                    wait_for(drained, 120)
+                r["origin_bytes"] = stats["origin"]["bytes"] + stats["readahead"]["bytes"]
+                r["cluster"] = {k: stats["cluster"][k] for k in ("hits", "misses", "bytes_in", "bytes_out")}
+                results[host] = r
+                log(f"  cluster {host}: {r['seconds']:.2f} s, origin {r['origin_bytes'] / 2**20:.0f} MiB")
+            finally:
+                peer.stop()
+    finally:
+        for m in servers:
+            m.stop()
+    results["dataset_bytes"] = {"seconds": 0, "bytes": dir_bytes(src)}
+    return results
+
+
 def million(args):
     """Mount time, listing and daemon memory at 1M entries (metadata-only files)."""
     n = 1_000_000
@@ -531,6 +600,9 @@ def main():
     ap.add_argument("--readahead", action="store_true",
                     help="also compare readahead on/off from the hard-disk profile and the hint "
                          "against a warm cache")
+    ap.add_argument("--cluster", action="store_true",
+                    help="two hosts sharing a memcached cluster tier: the second host's cold "
+                         "epoch against the first's (cloud-volume origin)")
     ap.add_argument("--no-peers", action="store_true",
                     help="skip the table of peers (with --readahead, --epochs, --million)")
     ap.add_argument("--report", help="only rewrite latest.md from this results .jsonl file")
@@ -596,6 +668,8 @@ def main():
                      cache_epochs(args, src, dataset, filelist)))
     if args.readahead:
         rows += readahead_figures(args, src, dataset, filelist)
+    if args.cluster:
+        rows.append(("loader-raw epoch", "cluster, cloud-volume", cluster_epochs(args, src, dataset, filelist)))
     if args.million:
         m = million(args)
         rows.append(("mount, 1M entries", "", m["mount"]))
@@ -663,7 +737,7 @@ def write_report(args, peers, rows, started):
                 cells.append(f"{s:.3f}")
         lines.append(f"| {label} | {mode} | " + " | ".join(cells) + " |")
     for label, mode, res in rows:
-        if mode.startswith("readahead") or mode.startswith("hint"):
+        if mode.startswith("readahead") or mode.startswith("hint") or mode.startswith("cluster"):
             continue
         if any(k not in names for k in res):
             base = res.get("native", {}).get("seconds")
@@ -688,6 +762,18 @@ def write_report(args, peers, rows, started):
                   "", "| run | seconds | vs warm |", "|---|---|---|"]
         for k, v in res.items():
             lines.append(f"| {k} | {v['seconds']:.2f} | {v['seconds'] / w:.2f}x |")
+    for label, mode, res in rows:
+        if not mode.startswith("cluster"):
+            continue
+        a, b = res["host A (first)"], res["host B (second)"]
+        data = res["dataset_bytes"]["bytes"]
+        lines += ["", "Two hosts sharing a memcached cluster tier (3 servers), each daemon's origin "
+                  "reads throttled (cloud-volume), one cold shuffled DataLoader epoch each:", "",
+                  "| host | epoch (s) | origin bytes read | of the dataset |", "|---|---|---|---|"]
+        for name, r in (("first", a), ("second", b)):
+            lines.append(f"| {name} | {r['seconds']:.2f} | {r['origin_bytes'] / 2**20:.0f} MiB | "
+                         f"{100 * r['origin_bytes'] / data:.1f}% |")
+        lines.append(f"| second vs first | {a['seconds'] / b['seconds']:.2f}x faster | | |")
     lines += ["", "| peer | pack time (s) | size on disk | daemon CPU s/GB (cold randread x1) | "
               "daemon peak RSS |", "|---|---|---|---|---|"]
     cold_rr = next((res for label, mode, res in rows if label == "randread x1" and mode == "cold"),
