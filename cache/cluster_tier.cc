@@ -4,6 +4,7 @@
 #include <libmemcachedutil-1.0/util.h>
 #include <xxhash.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <spdlog/spdlog.h>
@@ -14,8 +15,6 @@ namespace {
 
 constexpr char kMagic[8] = {'M', 'M', 'F', 'S', 'C', 'L', '1', '\0'};
 constexpr size_t kHeaderBytes = 24;  // magic, length, xxh3 (little-endian)
-// Bounded so that fetched_ cannot grow without end when prefetched blobs go unused.
-constexpr size_t kMaxFetchedKeys = 1 << 16;
 
 memcached_st* M(void* p) { return static_cast<memcached_st*>(p); }
 memcached_pool_st* P(void* p) { return static_cast<memcached_pool_st*>(p); }
@@ -141,6 +140,8 @@ void ClusterTier::Note(void* client, const std::string& item_key, int code) {
   } else if (!ok) {
     errors_.fetch_add(1, std::memory_order_relaxed);
   }
+  // A multi-get spans servers: its outcome says nothing about one of them.
+  if (item_key.empty()) return;
   memcached_return_t lookup_rc;
   const memcached_instance_st* server =
       memcached_server_by_key(M(client), item_key.data(), item_key.size(), &lookup_rc);
@@ -155,6 +156,10 @@ void ClusterTier::Note(void* client, const std::string& item_key, int code) {
   if (!ok) ++h.errors;
   if (h.up != ok) {
     h.up = ok;
+    // One line per state change, at most one per server every 10 s (a flapping server).
+    auto now = std::chrono::steady_clock::now();
+    if (now - h.last_log < std::chrono::seconds(10)) return;
+    h.last_log = now;
     if (ok) {
       spdlog::info("cluster cache server {} answers again", name);
     } else {
@@ -192,7 +197,7 @@ Blob ClusterTier::Assemble(CacheKey key, const std::string& first, void* client)
       key_lens.push_back(k.size());
     }
     memcached_return_t rc = memcached_mget(M(client), key_ptrs.data(), key_lens.data(), keys.size());
-    Note(client, keys.front(), rc);
+    Note(client, "", rc);
     if (rc != MEMCACHED_SUCCESS) return Blob();
     std::unordered_map<std::string, std::string> got;
     while (memcached_result_st* r = memcached_fetch_result(M(client), nullptr, &rc)) {
@@ -262,7 +267,7 @@ std::unordered_map<CacheKey, Blob> ClusterTier::LookupMany(const std::vector<Cac
     lens.push_back(k.size());
   }
   memcached_return_t rc = memcached_mget(client.get(), ptrs.data(), lens.data(), item_keys.size());
-  Note(client.get(), item_keys.front(), rc);
+  Note(client.get(), "", rc);
   std::vector<std::pair<CacheKey, std::string>> firsts;
   if (rc == MEMCACHED_SUCCESS) {
     while (memcached_result_st* r = memcached_fetch_result(client.get(), nullptr, &rc)) {
@@ -283,9 +288,6 @@ std::unordered_map<CacheKey, Blob> ClusterTier::LookupMany(const std::vector<Cac
   }
   hits_.fetch_add(out.size(), std::memory_order_relaxed);
   misses_.fetch_add(keys.size() - out.size(), std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  if (fetched_.size() + out.size() > kMaxFetchedKeys) fetched_.clear();
-  for (const auto& [k, b] : out) fetched_.insert(k);
   return out;
 }
 
@@ -293,7 +295,6 @@ void ClusterTier::Insert(CacheKey key, Blob blob) {
   if (blob == nullptr) return;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    if (fetched_.erase(key) > 0) return;  // it came from the cluster
     if (queued_bytes_ + blob->size() > options_.max_queued_bytes) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;

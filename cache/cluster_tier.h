@@ -1,8 +1,8 @@
 // ClusterTier: a cache tier shared by every host of a training job, on memcached.
 //
-// Sits below the SSD tier: a host's miss asks the cluster before the origin, and what a host
-// reads from the origin is written to the cluster (asynchronously, through a bounded queue, so
-// a slow cluster never slows a reader). Keys are spread over the servers by libmemcached's
+// Sits below the SSD tier: a host's miss asks the cluster before the origin (the filesystem asks
+// for a whole sample in one multi-get), and what a host reads from the origin is written to the
+// cluster (asynchronously, through a bounded queue, so a slow cluster never slows a reader). Keys are spread over the servers by libmemcached's
 // consistent hashing (ketama): a server that fails is ejected from the ring after two failures
 // and retried every few seconds, so losing one of N servers loses about 1/N of the tier.
 //
@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -28,7 +29,6 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "cache/tier.h"
@@ -51,6 +51,7 @@ struct ClusterServerHealth {
   uint64_t requests = 0;
   uint64_t errors = 0;
   uint64_t timeouts = 0;
+  std::chrono::steady_clock::time_point last_log{};  // of its last state-change log line
 };
 
 struct ClusterCounters {
@@ -116,9 +117,6 @@ class ClusterTier final : public CacheTier {
   uint64_t queued_bytes_ = 0;                    // guarded by queue_mu_
   bool writing_ = false;                         // guarded by queue_mu_
   bool stop_ = false;                            // guarded by queue_mu_
-  // Keys just fetched by LookupMany: their coming Insert (the tiers above fill themselves with
-  // what the prefetch brought) need not go back to the cluster. Guarded by queue_mu_.
-  std::unordered_set<CacheKey> fetched_;
   std::thread writer_;
 };
 

@@ -56,7 +56,8 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       ram_tier_(options.ram_cache_bytes, dataset_->manifest().files),
       ssd_tier_(std::move(ssd_tier)),
       cluster_tier_(std::move(cluster_tier)),
-      cache_(TierList(&ram_tier_, ssd_tier_.get(), cluster_tier_.get())),
+      // The cluster tier is asked by the loader, a whole sample per request (LoadForRead).
+      cache_(TierList(&ram_tier_, ssd_tier_.get(), nullptr)),
       prefetch_(options.prefetch_buffer_bytes),
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
@@ -139,6 +140,7 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
     }
   }
   ReadCoalesced(std::move(entries), [&](const format::Entry& e, cache::Blob blob) {
+    if (cluster_tier_ != nullptr) cluster_tier_->Insert(e.index, blob);  // fill for other hosts
     prefetch_.Put(e.index, std::move(blob), job.pattern);
   });
   prefetch_.EndLoad(mine);
@@ -347,6 +349,7 @@ void Filesystem::WarmLoop() {
         // Keep the SSD tier's write queue from overflowing (it would drop the rest).
         if (ssd->pending_bytes() > (32ull << 20)) ssd->Flush();
       }
+      if (cluster_tier_ != nullptr) cluster_tier_->Insert(e.index, blob);
       tier->Insert(e.index, blob);
       loaded.insert(e.index);
       if (tier->Contains(e.index)) {
@@ -684,6 +687,23 @@ std::vector<format::Entry> Filesystem::SampleMembers(const format::Entry& e) con
 
 Result<cache::Blob> Filesystem::LoadForRead(const format::Entry& e) {
   if (cache::Blob b = prefetch_.Take(e.index)) return b;
+  if (cluster_tier_ != nullptr) {
+    // One multi-get for the whole sample: k.jpg brings k.txt from the cluster as from a shard.
+    std::vector<format::Entry> members = SampleMembers(e);
+    std::vector<uint64_t> keys;
+    for (const format::Entry& m : members) {
+      if (m.index == e.index || !ram_tier_.Contains(m.index)) keys.push_back(m.index);
+    }
+    cache::Blob wanted;
+    for (auto& [key, blob] : cluster_tier_->LookupMany(keys)) {
+      if (key == e.index) {
+        wanted = std::move(blob);
+      } else {
+        prefetch_.Put(key, std::move(blob), cache::PrefetchPattern::kSampleMembers);
+      }
+    }
+    if (wanted != nullptr) return wanted;
+  }
   return LoadSample(e);
 }
 
@@ -704,10 +724,14 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e) {
       if (!intact.ok()) return CountError(intact);
       wanted = members.size() == 1 ? std::make_shared<const std::string>(std::move(raw))
                                    : std::make_shared<const std::string>(bytes);
-    } else if (intact.ok() && !ram_tier_.Contains(m.index)) {
+      if (cluster_tier_ != nullptr) cluster_tier_->Insert(m.index, wanted);
+    } else if (intact.ok()) {
       // A damaged neighbour is not prefetched; its own read reports it.
-      prefetch_.Put(m.index, std::make_shared<const std::string>(bytes),
-                    cache::PrefetchPattern::kSampleMembers);
+      auto blob = std::make_shared<const std::string>(bytes);
+      if (cluster_tier_ != nullptr) cluster_tier_->Insert(m.index, blob);
+      if (!ram_tier_.Contains(m.index)) {
+        prefetch_.Put(m.index, std::move(blob), cache::PrefetchPattern::kSampleMembers);
+      }
     }
   }
   if (options_.drop_origin_pages) dataset_->NoteOriginRead(e.record.shard, span);
@@ -915,7 +939,9 @@ std::string Filesystem::StatsJson() const {
         {"p99_us", s.PercentileMicros(0.99)}};
   }
   json tiers = json::array();
-  for (const cache::CacheTier* tier : cache_.tiers()) {
+  std::vector<const cache::CacheTier*> all_tiers(cache_.tiers().begin(), cache_.tiers().end());
+  if (cluster_tier_ != nullptr) all_tiers.push_back(cluster_tier_.get());
+  for (const cache::CacheTier* tier : all_tiers) {
     cache::TierCounters c = tier->Counters();
     tiers.push_back({{"name", tier->name()},
                      {"lookups", c.lookups},
