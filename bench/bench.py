@@ -603,6 +603,8 @@ def main():
     ap.add_argument("--cluster", action="store_true",
                     help="two hosts sharing a memcached cluster tier: the second host's cold "
                          "epoch against the first's (cloud-volume origin)")
+    ap.add_argument("--cluster-profile", default="cloud-volume", choices=sorted(PROFILES),
+                    help="the origin's throttle for --cluster")
     ap.add_argument("--no-peers", action="store_true",
                     help="skip the table of peers (with --readahead, --epochs, --million)")
     ap.add_argument("--report", help="only rewrite latest.md from this results .jsonl file")
@@ -669,7 +671,8 @@ def main():
     if args.readahead:
         rows += readahead_figures(args, src, dataset, filelist)
     if args.cluster:
-        rows.append(("loader-raw epoch", "cluster, cloud-volume", cluster_epochs(args, src, dataset, filelist)))
+        rows.append(("loader-raw epoch", f"cluster, {args.cluster_profile}",
+                     cluster_epochs(args, src, dataset, filelist, args.cluster_profile)))
     if args.million:
         m = million(args)
         rows.append(("mount, 1M entries", "", m["mount"]))
@@ -768,7 +771,7 @@ def write_report(args, peers, rows, started):
         a, b = res["host A (first)"], res["host B (second)"]
         data = res["dataset_bytes"]["bytes"]
         lines += ["", "Two hosts sharing a memcached cluster tier (3 servers), each daemon's origin "
-                  "reads throttled (cloud-volume), one cold shuffled DataLoader epoch each:", "",
+                  f"reads throttled ({mode.split(', ')[1]}), one cold shuffled DataLoader epoch each:", "",
                   "| host | epoch (s) | origin bytes read | of the dataset |", "|---|---|---|---|"]
         for name, r in (("first", a), ("second", b)):
             lines.append(f"| {name} | {r['seconds']:.2f} | {r['origin_bytes'] / 2**20:.0f} MiB | "
