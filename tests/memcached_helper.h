@@ -28,9 +28,12 @@ class MemcachedServer {
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (::getppid() != parent) ::_exit(1);
       std::string port = std::to_string(port_);
-      // -U 0: no UDP; -m 64: MiB of memory; -u nobody: memcached refuses to run as root.
-      ::execlp("memcached", "memcached", "-l", "127.0.0.1", "-p", port.c_str(), "-U", "0", "-m",
-               "64", "-t", "2", "-u", "nobody", static_cast<char*>(nullptr));
+      // memcached refuses to run as root; setpriv drops to nobody and then sets the parent-death
+      // signal (a change of user clears one set before), so the server dies with the test.
+      // -U 0: no UDP; -m 64: MiB of memory.
+      ::execlp("setpriv", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--pdeathsig=SIGKILL", "memcached", "-l", "127.0.0.1", "-p", port.c_str(), "-U",
+               "0", "-m", "64", "-t", "2", static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ready_ = WaitFor([&] { return Answers(); }, 20);

@@ -1,6 +1,8 @@
 #include "fs/core/hint_channel.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -32,7 +34,9 @@ Result<std::unique_ptr<HintChannel>> HintChannel::Open(const std::string& parent
                                                        mode_t fifo_mode,
                                                        HintCallbacks callbacks) {
   std::unique_ptr<HintChannel> ch(new HintChannel());
-  std::string templ = parent_dir + "/mmfs-hint-XXXXXX";
+  RemoveStale(parent_dir);
+  // The daemon's PID in the name lets a later daemon remove what a killed one left.
+  std::string templ = parent_dir + "/mmfs-hint-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) return Status::FromErrno(errno, "create " + templ);
   ch->dir_ = templ;
   // Others may need to reach the FIFO (allow_other); its own mode decides who may write.
@@ -51,6 +55,22 @@ Result<std::unique_ptr<HintChannel>> HintChannel::Open(const std::string& parent
   ch->callbacks_ = std::move(callbacks);
   ch->reader_ = std::thread([raw = ch.get()] { raw->ReadLoop(); });
   return ch;
+}
+
+void HintChannel::RemoveStale(const std::string& parent_dir) {
+  DIR* d = ::opendir(parent_dir.c_str());
+  if (d == nullptr) return;
+  const std::string prefix = "mmfs-hint-";
+  while (struct dirent* de = ::readdir(d)) {
+    std::string name = de->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::string dir = parent_dir + "/" + name;
+    ::unlink((dir + "/hint").c_str());
+    ::rmdir(dir.c_str());
+  }
+  ::closedir(d);
 }
 
 HintChannel::~HintChannel() {

@@ -51,6 +51,8 @@ class HintChannel {
  private:
   HintChannel() = default;
   void ReadLoop();
+  // Removes the FIFO directories of daemons that are gone (killed before they could clean up).
+  static void RemoveStale(const std::string& parent_dir);
 
   std::string dir_;
   std::string fifo_path_;

@@ -88,6 +88,22 @@ TEST(HintChannelTest, StopsPromptlyAndRemovesTheFifo) {
   EXPECT_NE(::access(dir.c_str(), F_OK), 0);
 }
 
+TEST(HintChannelTest, DirectoriesOfDaemonsThatAreGoneAreRemoved) {
+  TempDir tmp;
+  // PID 999999999 cannot exist: a daemon killed before it could clean up.
+  std::string stale = tmp / "mmfs-hint-999999999-abcdef";
+  ASSERT_EQ(::mkdir(stale.c_str(), 0711), 0);
+  ASSERT_EQ(::mkfifo((stale + "/hint").c_str(), 0600), 0);
+  std::string mine = tmp / ("mmfs-hint-" + std::to_string(::getpid()) + "-keepme");
+  ASSERT_EQ(::mkdir(mine.c_str(), 0711), 0);
+  Recorder rec;
+  auto ch = HintChannel::Open(tmp.path(), 0600, rec.Callbacks());
+  ASSERT_TRUE(ch.ok());
+  EXPECT_NE(::access(stale.c_str(), F_OK), 0) << "stale directory left";
+  EXPECT_EQ(::access(mine.c_str(), F_OK), 0) << "a live daemon's directory was removed";
+  ::rmdir(mine.c_str());
+}
+
 TEST(HintChannelTest, MissingParentIsAClearError) {
   Recorder rec;
   auto ch = HintChannel::Open("/nonexistent/dir", 0600, rec.Callbacks());
