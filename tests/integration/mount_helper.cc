@@ -98,10 +98,12 @@ void ForceCleanup(const std::string& mountpoint) {
     if (point == mountpoint) dev = d;
   }
   if (!dev.empty()) {
+    // fusectl is mounted for the abort only if it was not, and unmounted again after.
     RunCommand({"/bin/sh", "-c",
-                "mountpoint -q /sys/fs/fuse/connections || "
-                "mount -t fusectl none /sys/fs/fuse/connections; "
-                "echo 1 > /sys/fs/fuse/connections/" + dev.substr(dev.find(':') + 1) + "/abort"},
+                "mounted=0; mountpoint -q /sys/fs/fuse/connections || "
+                "{ mount -t fusectl none /sys/fs/fuse/connections && mounted=1; }; "
+                "echo 1 > /sys/fs/fuse/connections/" + dev.substr(dev.find(':') + 1) + "/abort; "
+                "[ $mounted = 1 ] && umount /sys/fs/fuse/connections; true"},
                20);
   }
   RunCommand({"fusermount3", "-u", "-z", mountpoint}, 20);
