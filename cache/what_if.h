@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -35,12 +36,17 @@ class WhatIf {
     double hit_ratio = 0;   // predicted, by file reads
   };
 
+  // The sizes simulated, as fractions of the budget, and the most keys ever sampled.
+  static constexpr std::initializer_list<double> kFractions = {0.1, 0.25, 0.5, 0.75,
+                                                               1.0, 1.5,  2.0};
+  static constexpr size_t kMaxKeys = 8192;
+
   // `entry_overhead`: bytes the tier charges per entry besides the data (as the tier does).
   // `shards`: a power of two; the tier's budget is split over that many independent policies
   // (keys assigned as RamTier does), so the miniature caches are built the same way.
   WhatIf(uint64_t budget_bytes, uint64_t expected_keys, uint64_t entry_overhead,
-         std::vector<double> fractions = {0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0},
-         size_t max_keys = 8192, unsigned shards = 1);
+         std::vector<double> fractions = kFractions, size_t max_keys = kMaxKeys,
+         unsigned shards = 1);
   ~WhatIf();
 
   // One read of `key` (a file of `size` bytes).

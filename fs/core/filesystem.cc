@@ -33,11 +33,9 @@ uint64_t ResidentBytes() {
 }  // namespace
 
 namespace {
-std::vector<cache::CacheTier*> TierList(cache::CacheTier* ram, cache::CacheTier* ssd,
-                                       cache::CacheTier* cluster) {
+std::vector<cache::CacheTier*> TierList(cache::CacheTier* ram, cache::CacheTier* ssd) {
   std::vector<cache::CacheTier*> tiers = {ram};
   if (ssd != nullptr) tiers.push_back(ssd);
-  if (cluster != nullptr) tiers.push_back(cluster);
   return tiers;
 }
 
@@ -58,14 +56,14 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       ssd_tier_(std::move(ssd_tier)),
       cluster_tier_(std::move(cluster_tier)),
       // The cluster tier is asked by the loader, a whole sample per request (LoadForRead).
-      cache_(TierList(&ram_tier_, ssd_tier_.get(), nullptr)),
+      cache_(TierList(&ram_tier_, ssd_tier_.get())),
       prefetch_(options.prefetch_buffer_bytes),
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
             HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)),
       ram_what_if_(options.ram_cache_bytes, dataset_->manifest().files,
-                   cache::RamTier::kEntryOverhead, {0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0}, 8192,
-                   cache::RamTier::kShards) {
+                   cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
+                   cache::WhatIf::kMaxKeys, cache::RamTier::kShards) {
   if (ssd_tier_ != nullptr) {
     ssd_what_if_ = std::make_unique<cache::WhatIf>(ssd_tier_->Counters().bytes_budget,
                                                    dataset_->manifest().files,
@@ -147,7 +145,7 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
   prefetch_.EndLoad(mine);
 }
 
-uint64_t Filesystem::ReadCoalesced(
+void Filesystem::ReadCoalesced(
     std::vector<format::Entry> entries,
     const std::function<void(const format::Entry&, cache::Blob)>& found) {
   constexpr uint64_t kMaxSpan = 8ull << 20;
@@ -158,7 +156,6 @@ uint64_t Filesystem::ReadCoalesced(
   // Neighbours in a shard are read together, one large sequential read, gaps included: LMDB
   // puts a node header between small values and pads large ones to whole pages.
   constexpr uint64_t kMaxGap = 64 << 10;
-  uint64_t reads = 0;
   for (size_t i = 0; i < entries.size();) {
     size_t j = i + 1;
     uint64_t start = entries[i].record.data_offset;
@@ -174,7 +171,6 @@ uint64_t Filesystem::ReadCoalesced(
     const size_t span = end - start;
     auto raw = std::make_unique_for_overwrite<char[]>(span);
     if (dataset_->ReadShardRange(entries[i].record.shard, start, span, raw.get()).ok()) {
-      ++reads;
       prefetch_reads_.fetch_add(1, std::memory_order_relaxed);
       prefetch_bytes_.fetch_add(span, std::memory_order_relaxed);
       if (options_.drop_origin_pages) dataset_->NoteOriginRead(entries[i].record.shard, span);
@@ -188,7 +184,6 @@ uint64_t Filesystem::ReadCoalesced(
     }
     i = j;
   }
-  return reads;
 }
 
 Result<std::vector<format::Entry>> Filesystem::FilesAt(std::string_view path) const {
@@ -588,7 +583,6 @@ Status Filesystem::ReadDir(
     self = ControlDirAttr();
     parent.ino = kRootIno;
     parent.mode = S_IFDIR | 0755;
-    count = 2 + (options_.hint_target.empty() ? 0 : 1) + (options_.control_target.empty() ? 0 : 1);
   } else {
     auto dir = EntryForIno(ino);
     if (!dir.ok()) {
@@ -614,18 +608,21 @@ Status Filesystem::ReadDir(
     if (!emit("..", parent, 2)) return Status::Ok();
     pos = 2;
   }
+  std::vector<std::pair<const char*, Attr>> names;  // of the control directory
+  if (control) {
+    Attr file;
+    file.mode = S_IFREG | 0444;
+    file.ino = control_ino() + 1;  // the kernel looks the name up before using it
+    names.emplace_back(kStatsFileName, file);
+    names.emplace_back(kMetricsFileName, file);
+    if (!options_.hint_target.empty()) names.emplace_back(kHintFileName, HintAttr());
+    if (!options_.control_target.empty()) {
+      names.emplace_back(kControlFileName, LinkAttr(control_ino(), options_.control_target));
+    }
+  }
+  if (control) count = names.size();
   for (uint64_t i = pos - 2; i < count; ++i) {
     if (control) {
-      std::vector<std::pair<const char*, Attr>> names;
-      Attr file;
-      file.mode = S_IFREG | 0444;
-      file.ino = control_ino() + 1;  // the kernel looks the name up before using it
-      names.emplace_back(kStatsFileName, file);
-      names.emplace_back(kMetricsFileName, file);
-      if (!options_.hint_target.empty()) names.emplace_back(kHintFileName, HintAttr());
-      if (!options_.control_target.empty()) {
-        names.emplace_back(kControlFileName, LinkAttr(control_ino(), options_.control_target));
-      }
       if (!emit(names[i].first, names[i].second, 3 + i)) return Status::Ok();
       continue;
     }
@@ -690,9 +687,9 @@ std::vector<format::Entry> Filesystem::SampleMembers(const format::Entry& e) con
 
 Result<cache::Blob> Filesystem::LoadForRead(const format::Entry& e) {
   if (cache::Blob b = prefetch_.Take(e.index)) return b;
+  std::vector<format::Entry> members = SampleMembers(e);
   if (cluster_tier_ != nullptr) {
     // One multi-get for the whole sample: k.jpg brings k.txt from the cluster as from a shard.
-    std::vector<format::Entry> members = SampleMembers(e);
     std::vector<uint64_t> keys;
     for (const format::Entry& m : members) {
       if (m.index == e.index || !ram_tier_.Contains(m.index)) keys.push_back(m.index);
@@ -707,11 +704,11 @@ Result<cache::Blob> Filesystem::LoadForRead(const format::Entry& e) {
     }
     if (wanted != nullptr) return wanted;
   }
-  return LoadSample(e);
+  return LoadSample(e, members);
 }
 
-Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e) {
-  std::vector<format::Entry> members = SampleMembers(e);
+Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e,
+                                           const std::vector<format::Entry>& members) {
   const uint64_t start = members.front().record.data_offset;
   const uint64_t span = members.back().record.data_offset + members.back().size() - start;
   // Not zero-filled: the read overwrites it (callgrind: zeroing cost as much as hashing).

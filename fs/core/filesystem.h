@@ -164,8 +164,8 @@ class Filesystem {
   Result<std::vector<format::Entry>> FilesAt(std::string_view path) const;
   void WarmLoop();
   // Reads `entries` with neighbours coalesced into large origin reads; calls `found` with each
-  // file whose bytes pass their checksum. Returns the number of origin reads.
-  uint64_t ReadCoalesced(std::vector<format::Entry> entries,
+  // file whose bytes pass their checksum.
+  void ReadCoalesced(std::vector<format::Entry> entries,
                          const std::function<void(const format::Entry&, cache::Blob)>& found);
   // The entry at `path` (relative to the root, or absolute under the mount point).
   Result<format::Entry> ResolvePath(std::string_view path) const;
@@ -179,7 +179,8 @@ class Filesystem {
   Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size);
   // The cache's loader: a prefetched copy if there is one, else the sample from its shard.
   Result<cache::Blob> LoadForRead(const format::Entry& e);
-  Result<cache::Blob> LoadSample(const format::Entry& e);
+  // Reads `members` (SampleMembers(e)) in one origin read; returns e's bytes.
+  Result<cache::Blob> LoadSample(const format::Entry& e, const std::vector<format::Entry>& members);
   // `e` and the other files of its sample that lie next to it in the shard (at most 32).
   std::vector<format::Entry> SampleMembers(const format::Entry& e) const;
   // Feeds the stream's access pattern and queues a prefetch of the samples it predicts.
