@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <string>
@@ -67,8 +70,27 @@ fuse_entry_param ToEntry(const FuseOpsConfig& cfg, const Attr& a) {
   return e;
 }
 
+// Raises the mount's read-ahead so that most files take one READ. Done here because the kernel
+// sets the mount's read-ahead to min(current, reply's max_readahead) when it processes the INIT
+// reply: written any earlier it is lowered again, and later requests may already be in flight.
+void RaiseReadAhead(const FuseOpsConfig& cfg, fuse_conn_info* conn) {
+  if (cfg.read_ahead_kb == 0 || cfg.read_ahead_sysfs_path.empty()) return;
+  std::string value = std::to_string(cfg.read_ahead_kb);
+  int fd = ::open(cfg.read_ahead_sysfs_path.c_str(), O_WRONLY | O_CLOEXEC);
+  bool written = fd >= 0 && ::write(fd, value.data(), value.size()) ==
+                                static_cast<ssize_t>(value.size());
+  if (fd >= 0) ::close(fd);
+  if (!written) {
+    spdlog::info("could not raise read-ahead via {} (needs root); READs stay at {} KiB",
+                 cfg.read_ahead_sysfs_path, conn->max_readahead / 1024);
+    return;
+  }
+  conn->max_readahead = cfg.read_ahead_kb * 1024;
+}
+
 void OnInit(void* userdata, fuse_conn_info* conn) {
   auto* cfg = static_cast<FuseOpsConfig*>(userdata);
+  RaiseReadAhead(*cfg, conn);
   switch (cfg->readdirplus) {
     case ReaddirPlus::kOff:
       conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);

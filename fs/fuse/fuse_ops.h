@@ -14,6 +14,8 @@
 
 #include <sys/types.h>
 
+#include <string>
+
 #include "fs/core/filesystem.h"
 
 namespace mmfs::fs {
@@ -28,6 +30,11 @@ struct FuseOpsConfig {
   ReaddirPlus readdirplus = ReaddirPlus::kOff;
   unsigned max_background = 64;
   bool no_open = false;  // set at init: the kernel supports FUSE_CAP_NO_OPEN_SUPPORT
+  // The mount's read-ahead, which caps the size of READ requests: written to
+  // `read_ahead_sysfs_path` (/sys/class/bdi/MAJ:MIN/read_ahead_kb) at INIT, before the reply,
+  // since the kernel lowers it to the reply's max_readahead when it processes the reply.
+  unsigned read_ahead_kb = 0;  // 0 keeps the kernel's default (128 KiB)
+  std::string read_ahead_sysfs_path;
 };
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.

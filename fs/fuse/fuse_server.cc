@@ -20,6 +20,21 @@
 
 namespace mmfs::fs {
 
+namespace {
+// "MAJ:MIN" of the mount at `mountpoint` from /proc/self/mountinfo, or "" if none.
+std::string MountDevice(const std::string& mountpoint) {
+  std::ifstream info("/proc/self/mountinfo");
+  std::string line, found;
+  while (std::getline(info, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point == mountpoint) found = dev;  // the last one is the top of the stack
+  }
+  return found;
+}
+}  // namespace
+
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
                                                       const MountOptions& options) {
   std::unique_ptr<FuseServer> server(new FuseServer());
@@ -51,6 +66,11 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
                            "installed?)");
   }
   server->mounted_ = true;
+  // Known only now that the mount exists; used when the loop (Serve) answers INIT.
+  if (std::string dev = MountDevice(options.mountpoint); !dev.empty()) {
+    config->read_ahead_kb = options.read_ahead_kb;
+    config->read_ahead_sysfs_path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
+  }
   return server;
 }
 
@@ -125,21 +145,6 @@ FuseServer::~FuseServer() {
   fuse_session_destroy(session_);
 }
 
-namespace {
-// "MAJ:MIN" of the mount at `mountpoint` from /proc/self/mountinfo, or "" if none.
-std::string MountDevice(const std::string& mountpoint) {
-  std::ifstream info("/proc/self/mountinfo");
-  std::string line, found;
-  while (std::getline(info, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (point == mountpoint) found = dev;  // the last one is the top of the stack
-  }
-  return found;
-}
-}  // namespace
-
 void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
   // Never stat our own mount here: if the daemon were killed while that request is in flight,
   // the thread would wait forever in the kernel and keep /dev/fuse open, so the dead mount could
@@ -149,15 +154,6 @@ void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
   if (dev.empty()) {
     on_ready(Status::IoError("the mount at " + options_.mountpoint + " is not in the mount table"));
     return;
-  }
-  if (options_.read_ahead_kb > 0) {
-    // READ requests are capped by the mount's read-ahead; raise it so most files take one READ.
-    std::string path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
-    std::string value = std::to_string(options_.read_ahead_kb);
-    auto fd = OpenFile(path, O_WRONLY);
-    if (!fd.ok() || ::write(fd->get(), value.data(), value.size()) < 0) {
-      spdlog::info("could not raise read-ahead via {} (needs root); READs stay at 128 KiB", path);
-    }
   }
   on_ready(Status::Ok());
 }

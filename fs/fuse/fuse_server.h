@@ -4,9 +4,10 @@
 // last one closes (at once when none is open).
 //
 // Start-up order follows libfuse's examples: fuse_session_new, signal handlers, mount, loop;
-// teardown unwinds in reverse. A helper thread finds the new mount in the mount table, raises its
-// read-ahead (the cap on READ size) and reports it mounted; it never touches the mount itself
-// (a daemon's request to its own mount can deadlock it if it is killed meanwhile).
+// teardown unwinds in reverse. Mount finds the new mount's device so that INIT can raise its
+// read-ahead (the cap on READ size); a helper thread checks the mount table and reports it
+// mounted. Neither touches the mount itself (a daemon's request to its own mount can deadlock it
+// if it is killed meanwhile).
 //
 // Thread-safety: one thread calls Mount and Serve; callbacks run on libfuse's worker threads.
 #pragma once

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -40,6 +41,7 @@ class MountTest : public ::testing::Test {
       std::memcpy(&big[i], &v, 8);
     }
     WriteFile(src + "/edge/big.bin", big);
+    WriteFile(src + "/edge/600k.bin", big.substr(0, 600 << 10));
     WriteFile(src + "/edge/name with spaces.txt", "spaces");
     WriteFile(src + "/edge/ünïcødé 日本語.txt", "utf-8");
     WriteFile(src + "/edge/a/b/c/d/e/f/deep.txt", "deep");
@@ -225,6 +227,38 @@ TEST_F(MountTest, WarmReadsNeverReachTheDaemon) {
   EXPECT_GT(files.size(), 100u);
 }
 
+// Kernels split reads at the mount's read-ahead, 128 KiB unless raised; mmfs raises it to 1 MiB
+// at INIT (raised earlier, the INIT reply lowers it again), so a file up to 1 MiB costs one READ.
+TEST_F(MountTest, ColdFileUnderAMegabyteTakesOneRead) {
+  if (::geteuid() != 0) GTEST_SKIP() << "raising a mount's read-ahead needs root";
+  struct stat st;
+  ASSERT_EQ(::stat(Mnt().c_str(), &st), 0);
+  std::string sysfs = "/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
+                      std::to_string(minor(st.st_dev)) + "/read_ahead_kb";
+  EXPECT_EQ(ReadFile(sysfs), "1024\n");
+  auto reads = [&] {
+    auto j = nlohmann::json::parse(ReadFile(Mnt() + "/.mmfs/stats"));
+    return j["requests"]["read"]["count"].get<uint64_t>();
+  };
+  // Other tests read every file: drop this one's pages so that the kernel asks the daemon again.
+  const std::string path = Mnt() + "/edge/600k.bin";
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ::close(fd);
+  uint64_t first = reads();
+  uint64_t before = reads();
+  // One read(2) of the whole file, as Python's f.read() and PIL do.
+  std::string data(1 << 20, '\0');
+  fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ssize_t n = ::read(fd, data.data(), data.size());
+  ::close(fd);
+  uint64_t after = reads();
+  EXPECT_EQ(n, 600 << 10);
+  EXPECT_EQ((after - before) - (before - first), 1u) << "a 600 KiB file took several READs";
+}
+
 TEST_F(MountTest, StatsCommandHumanAndJson) {
   ReadFile(Mnt() + "/edge/ünïcødé 日本語.txt");
   auto human = RunCommand({MmfsBinary(), "stats", Mnt()});
@@ -235,7 +269,7 @@ TEST_F(MountTest, StatsCommandHumanAndJson) {
   ASSERT_EQ(json.exit_code, 0);
   auto j = nlohmann::json::parse(json.output);
   EXPECT_GT(j["bytes_served"].get<uint64_t>(), 0u);
-  EXPECT_EQ(j["dataset"]["samples"].get<uint64_t>(), static_cast<uint64_t>(kSamples + 5 + kManyFiles));
+  EXPECT_EQ(j["dataset"]["samples"].get<uint64_t>(), static_cast<uint64_t>(kSamples + 6 + kManyFiles));
   auto not_mmfs = RunCommand({MmfsBinary(), "stats", Src()});
   EXPECT_NE(not_mmfs.exit_code, 0);
   EXPECT_NE(not_mmfs.output.find("not an mmfs mount"), std::string::npos);
