@@ -35,6 +35,7 @@ struct FuseOpsConfig {
   // since the kernel lowers it to the reply's max_readahead when it processes the reply.
   unsigned read_ahead_kb = 0;  // 0 keeps the kernel's default (128 KiB)
   std::string read_ahead_sysfs_path;
+  unsigned effective_read_ahead_kb = 128;  // set at INIT; the largest READ the kernel sends
 };
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.

@@ -228,8 +228,9 @@ TEST_F(MountTest, WarmReadsNeverReachTheDaemon) {
 }
 
 // Kernels split reads at the mount's read-ahead, 128 KiB unless raised; mmfs raises it to 1 MiB
-// at INIT (raised earlier, the INIT reply lowers it again), so a file up to 1 MiB costs one READ.
-TEST_F(MountTest, ColdFileUnderAMegabyteTakesOneRead) {
+// at INIT (raised earlier, the INIT reply lowers it again), and its st_blksize makes buffered
+// readers ask for the whole file at once, so a cold file up to 1 MiB costs one READ.
+TEST_F(MountTest, ColdFileUnderAMegabyteTakesOneReadFromPython) {
   if (::geteuid() != 0) GTEST_SKIP() << "raising a mount's read-ahead needs root";
   struct stat st;
   ASSERT_EQ(::stat(Mnt().c_str(), &st), 0);
@@ -248,14 +249,15 @@ TEST_F(MountTest, ColdFileUnderAMegabyteTakesOneRead) {
   ::close(fd);
   uint64_t first = reads();
   uint64_t before = reads();
-  // One read(2) of the whole file, as Python's f.read() and PIL do.
-  std::string data(1 << 20, '\0');
-  fd = ::open(path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ssize_t n = ::read(fd, data.data(), data.size());
-  ::close(fd);
+  // As PIL and torchvision's loader read: Python's buffered open(), a small read, then the rest.
+  auto py = RunCommand({"/usr/bin/python3", "-c",
+                        "import sys; f = open(sys.argv[1], 'rb'); f.read(16); "
+                        "print(16 + len(f.read()))",
+                        path});
   uint64_t after = reads();
-  EXPECT_EQ(n, 600 << 10);
+  EXPECT_EQ(py.output, std::to_string(600 << 10) + "\n");
+  EXPECT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_blksize, 1 << 20) << "the preferred I/O size covers the whole file";
   EXPECT_EQ((after - before) - (before - first), 1u) << "a 600 KiB file took several READs";
 }
 
