@@ -500,7 +500,7 @@ class Memcached:
         self.proc.wait()
 
 
-def cluster_epochs(args, src, dataset, filelist, profile="cloud-volume"):
+def cluster_epochs(args, src, dataset, filelist, profile="cloud-volume", hint=False):
     """Two hosts, one dataset, a shared memcached tier: the second host's cold epoch.
 
     Host A and host B are two mounts with their own small RAM tiers and no SSD tier; both
@@ -522,7 +522,8 @@ def cluster_epochs(args, src, dataset, filelist, profile="cloud-volume"):
                 with Throttle(src, bps, iops) as throttle:
                     throttle.add(peer.daemon_pid())
                     run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
-                    r = workload(peer, "loader-raw", filelist, ("--seed", "7"))
+                    r = workload(peer, "loader-raw", filelist,
+                                 ("--seed", "7") + (("--hint",) if hint else ()))
                 with open(os.path.join(peer.root, ".mmfs", "stats")) as f:
                     stats = json.load(f)
                 if host.startswith("host A"):
@@ -602,7 +603,7 @@ def main():
                          "against a warm cache")
     ap.add_argument("--cluster", action="store_true",
                     help="two hosts sharing a memcached cluster tier: the second host's cold "
-                         "epoch against the first's (cloud-volume origin)")
+                         "epoch against the first's (cloud-volume origin), without and with the hint")
     ap.add_argument("--cluster-profile", default="cloud-volume", choices=sorted(PROFILES),
                     help="the origin's throttle for --cluster")
     ap.add_argument("--no-peers", action="store_true",
@@ -673,6 +674,8 @@ def main():
     if args.cluster:
         rows.append(("loader-raw epoch", f"cluster, {args.cluster_profile}",
                      cluster_epochs(args, src, dataset, filelist, args.cluster_profile)))
+        rows.append(("loader-raw epoch", f"cluster, {args.cluster_profile}, with the hint",
+                     cluster_epochs(args, src, dataset, filelist, args.cluster_profile, True)))
     if args.million:
         m = million(args)
         rows.append(("mount, 1M entries", "", m["mount"]))
@@ -770,8 +773,10 @@ def write_report(args, peers, rows, started):
             continue
         a, b = res["host A (first)"], res["host B (second)"]
         data = res["dataset_bytes"]["bytes"]
+        hinted = mode.endswith("with the hint")
         lines += ["", "Two hosts sharing a memcached cluster tier (3 servers), each daemon's origin "
-                  f"reads throttled ({mode.split(', ')[1]}), one cold shuffled DataLoader epoch each:", "",
+                  f"reads throttled ({mode.split(', ')[1]}), one cold shuffled DataLoader epoch each"
+                  + (", both with the prefetch hint (HintedSampler):" if hinted else ":"), "",
                   "| host | epoch (s) | origin bytes read | of the dataset |", "|---|---|---|---|"]
         for name, r in (("first", a), ("second", b)):
             lines.append(f"| {name} | {r['seconds']:.2f} | {r['origin_bytes'] / 2**20:.0f} MiB | "

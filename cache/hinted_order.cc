@@ -4,8 +4,10 @@
 
 namespace mmfs::cache {
 
-HintedOrder::HintedOrder(uint64_t key_space, uint32_t window)
-    : key_space_(key_space), window_(std::max<uint32_t>(window, 1)) {}
+HintedOrder::HintedOrder(uint64_t key_space, uint32_t window, uint32_t batch)
+    : key_space_(key_space),
+      window_(std::max<uint32_t>(window, 1)),
+      batch_(std::clamp<uint32_t>(batch, 1, window_)) {}
 
 void HintedOrder::Begin() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -52,6 +54,8 @@ std::vector<uint64_t> HintedOrder::DueLocked() {
   std::vector<uint64_t> due;
   // Positions the readers already passed are not worth loading any more.
   uint64_t from = std::max(counters_.issued_to, counters_.cursor);
+  const bool readers_waiting = counters_.issued_to <= counters_.cursor;
+  if (!readers_waiting && until < order_.size() && until < from + batch_) return due;
   for (uint64_t p = from; p < until; ++p) due.push_back(order_[p]);
   counters_.issued_to = std::max(counters_.issued_to, until);
   return due;

@@ -3,7 +3,9 @@
 // Shuffled training has no pattern a detector could find, but the job knows its order in advance
 // (the sampler draws the whole epoch's permutation up front). The job writes that order to
 // MNT/.mmfs/hint; this class keeps it as a list of keys and decides what to prefetch: everything
-// up to `window` positions past the furthest position read so far, each position issued once.
+// up to `window` positions past the furthest position read so far, each position issued once,
+// in batches of at least `batch` positions while earlier ones are still ahead of the readers (one
+// multi-get or a few large reads for a batch, instead of a round trip per sample).
 // Reads out of order (DataLoader workers each take a batch) are fine: the cursor is the furthest
 // position seen, and positions behind it were issued when they were ahead of it.
 //
@@ -30,8 +32,9 @@ struct HintCounters {
 
 class HintedOrder {
  public:
-  // Keys are in [0, key_space). `window`: positions kept in flight ahead of the cursor.
-  HintedOrder(uint64_t key_space, uint32_t window);
+  // Keys are in [0, key_space). `window`: positions kept in flight ahead of the cursor; `batch`:
+  // the fewest positions issued at once, unless the readers caught up or the order ends.
+  HintedOrder(uint64_t key_space, uint32_t window, uint32_t batch = 1);
 
   // Starts a new order (the previous one is dropped).
   void Begin();
@@ -52,6 +55,7 @@ class HintedOrder {
 
   const uint64_t key_space_;
   const uint32_t window_;
+  const uint32_t batch_;
   mutable std::mutex mu_;
   std::vector<uint32_t> position_of_;  // by key; kNotInOrder if absent; guarded by mu_
   std::vector<uint64_t> order_;        // guarded by mu_

@@ -45,6 +45,10 @@ uint32_t HintWindow(const format::Manifest& m, uint64_t buffer_bytes) {
   uint64_t per_sample = std::max<uint64_t>(1, m.total_bytes / std::max<uint64_t>(1, m.samples));
   return static_cast<uint32_t>(std::clamp<uint64_t>(buffer_bytes / 2 / per_sample, 16, 8192));
 }
+
+// Samples issued per hint prefetch job: one cluster multi-get or a run of shard reads each, so
+// the cost of a round trip is shared; an eighth of the window keeps the rest in flight.
+uint32_t HintBatch(uint32_t window) { return std::clamp<uint32_t>(window / 8, 1, 32); }
 }  // namespace
 
 Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
@@ -60,7 +64,8 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       prefetch_(options.prefetch_buffer_bytes),
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
-            HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes)),
+            HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes),
+            HintBatch(HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes))),
       ram_what_if_(options.ram_cache_bytes, dataset_->manifest().files,
                    cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
                    cache::WhatIf::kMaxKeys, cache::RamTier::kShards) {

@@ -73,5 +73,36 @@ TEST(HintedOrderTest, ReadersFasterThanPrefetchSkipWhatTheyPassed) {
   EXPECT_EQ(h.OnRead(6), std::vector<uint64_t>({7, 8}));
 }
 
+TEST(HintedOrderTest, IssuesInBatchesWhileAheadOfTheReaders) {
+  HintedOrder h(1000, 16, 4);
+  h.Begin();
+  EXPECT_EQ(h.Append(Range(0, 100)), Range(0, 16));
+  EXPECT_TRUE(h.OnRead(0).empty());  // one position due: wait for a batch
+  EXPECT_TRUE(h.OnRead(1).empty());
+  EXPECT_TRUE(h.OnRead(2).empty());
+  EXPECT_EQ(h.OnRead(3), Range(16, 20));  // four due
+  // Readers that pass everything issued get what is due at once, however little.
+  EXPECT_EQ(h.OnRead(19), Range(20, 36));
+  EXPECT_TRUE(h.OnRead(20).empty());
+  EXPECT_EQ(h.OnRead(35), Range(36, 52));
+  // The end of the order goes out without waiting for a full batch.
+  EXPECT_EQ(h.OnRead(85), Range(86, 100));
+  EXPECT_TRUE(h.OnRead(86).empty());
+}
+
+TEST(HintedOrderTest, BatchedIssueStillCoversTheWholeOrderOnce) {
+  HintedOrder h(10000, 256, 32);
+  h.Begin();
+  std::vector<uint64_t> order = Range(0, 5000);
+  std::shuffle(order.begin(), order.end(), std::mt19937(2));
+  std::vector<uint64_t> issued = h.Append(order);
+  for (uint64_t k : order) {
+    std::vector<uint64_t> due = h.OnRead(k);
+    EXPECT_TRUE(due.empty() || due.size() >= 32 || issued.size() + due.size() == order.size());
+    issued.insert(issued.end(), due.begin(), due.end());
+  }
+  EXPECT_EQ(issued, order);
+}
+
 }  // namespace
 }  // namespace mmfs::cache
