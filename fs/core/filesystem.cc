@@ -506,7 +506,7 @@ Result<Attr> Filesystem::NewSnapshot(std::string_view name) {
   if (name == kMetricsFileName) text = PrometheusFromStats(nlohmann::json::parse(text));
   auto blob = std::make_shared<const std::string>(std::move(text));
   std::lock_guard<std::mutex> lock(mu_);
-  uint64_t ino = control_ino() + 1 + next_snapshot_++;
+  uint64_t ino = control_link_ino() + 1 + next_snapshot_++;
   snapshots_[ino] = blob;
   while (snapshots_.size() > kMaxSnapshots) snapshots_.erase(snapshots_.begin());
   Attr a;
@@ -519,7 +519,13 @@ Result<Attr> Filesystem::NewSnapshot(std::string_view name) {
 
 Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   OpTimer timer(metrics_, Op::kLookup);
-  if (parent == kRootIno && name == kControlDirName) return ControlDirAttr();
+  if (parent == kRootIno && name == kControlDirName) {
+    return HasControlLink() ? LinkAttr(control_link_ino(), options_.control_link_target)
+                            : ControlDirAttr();
+  }
+  if (parent == kRootIno && name == kControlDirDirectName && HasControlLink()) {
+    return ControlDirAttr();
+  }
   if (parent == control_dir_ino()) {
     if (name == kStatsFileName || name == kMetricsFileName) return NewSnapshot(name);
     if (name == kHintFileName && !options_.hint_target.empty()) return HintAttr();
@@ -550,6 +556,9 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
 Result<Attr> Filesystem::GetAttr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kGetattr);
   if (ino == control_dir_ino()) return ControlDirAttr();
+  if (ino == control_link_ino() && HasControlLink()) {
+    return LinkAttr(control_link_ino(), options_.control_link_target);
+  }
   if (ino == hint_ino() && !options_.hint_target.empty()) return HintAttr();
   if (ino == control_ino() && !options_.control_target.empty()) {
     return LinkAttr(control_ino(), options_.control_target);
@@ -617,7 +626,7 @@ Status Filesystem::ReadDir(
   if (control) {
     Attr file;
     file.mode = S_IFREG | 0444;
-    file.ino = control_ino() + 1;  // the kernel looks the name up before using it
+    file.ino = control_link_ino() + 1;  // the kernel looks the name up before using it
     names.emplace_back(kStatsFileName, file);
     names.emplace_back(kMetricsFileName, file);
     if (!options_.hint_target.empty()) names.emplace_back(kHintFileName, HintAttr());
@@ -838,6 +847,7 @@ Result<std::string> Filesystem::ReadLink(uint64_t ino) {
   OpTimer timer(metrics_, Op::kReadlink);
   if (ino == hint_ino() && !options_.hint_target.empty()) return options_.hint_target;
   if (ino == control_ino() && !options_.control_target.empty()) return options_.control_target;
+  if (ino == control_link_ino() && HasControlLink()) return options_.control_link_target;
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
@@ -906,6 +916,12 @@ void Filesystem::Forget(uint64_t ino) {
   if (!IsSnapshotIno(ino)) return;
   std::lock_guard<std::mutex> lock(mu_);
   snapshots_.erase(ino);
+}
+
+Status Filesystem::Ioctl(uint64_t /*ino*/) {
+  // The right answer, not a failure: not counted as an error.
+  OpTimer timer(metrics_, Op::kIoctl);
+  return Status::NotSupported("mmfs files take no ioctls");
 }
 
 Status Filesystem::RefuseWrite() {

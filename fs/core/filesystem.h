@@ -47,6 +47,10 @@ namespace mmfs::fs {
 
 inline constexpr uint64_t kRootIno = 1;
 inline constexpr char kControlDirName[] = ".mmfs";
+// Under an overlay front (fs/fuse/overlay_front.h) `.mmfs` is a symlink to the control directory
+// under this name on the FUSE mount itself: overlayfs answers ESTALE for files that change under
+// one name, as the stats snapshots do (a fresh one per lookup).
+inline constexpr char kControlDirDirectName[] = ".mmfs.d";
 inline constexpr char kStatsFileName[] = "stats";      // JSON
 inline constexpr char kMetricsFileName[] = "metrics";  // Prometheus text format
 inline constexpr char kHintFileName[] = "hint";        // symlink to the hint FIFO
@@ -81,6 +85,9 @@ struct FilesystemOptions {
   std::string control_target;
   // The mount point, so that hint lines may be absolute paths under it.
   std::string mountpoint;
+  // Where `.mmfs` points when it is a symlink (kControlDirDirectName); empty: it is the control
+  // directory itself.
+  std::string control_link_target;
 };
 
 struct StatFsInfo {
@@ -127,6 +134,9 @@ class Filesystem {
   void Forget(uint64_t ino);
   // A modifying request arrived (write, create, unlink, ...): always EROFS, counted.
   Status RefuseWrite();
+  // An ioctl arrived: mmfs has none (NotSupported, ENOTTY at the FUSE layer); counted, because
+  // the kernel forwards every ioctl to the daemon, even isatty() on an open file.
+  Status Ioctl(uint64_t ino);
 
   // The hint protocol (hint_channel.h): a new order, its lines (paths), the end of it.
   void BeginHint();
@@ -140,6 +150,10 @@ class Filesystem {
   //   sync TOKEN          shown as control.last_sync in stats once every earlier line is handled
   void HandleControlLines(const std::vector<std::string>& lines);
   void SetControlTarget(std::string target) { options_.control_target = std::move(target); }
+  // Makes `.mmfs` a symlink to `target` (the control directory's direct name on the FUSE mount).
+  void SetControlLinkTarget(std::string target) {
+    options_.control_link_target = std::move(target);
+  }
   // Waits until queued warm-up work is done (tests).
   void DrainWarmup();
 
@@ -157,7 +171,9 @@ class Filesystem {
   uint64_t control_dir_ino() const { return dataset_->entry_count() + 1; }
   uint64_t hint_ino() const { return control_dir_ino() + 1; }
   uint64_t control_ino() const { return control_dir_ino() + 2; }
-  bool IsSnapshotIno(uint64_t ino) const { return ino > control_ino(); }
+  uint64_t control_link_ino() const { return control_dir_ino() + 3; }
+  bool IsSnapshotIno(uint64_t ino) const { return ino > control_link_ino(); }
+  bool HasControlLink() const { return !options_.control_link_target.empty(); }
   Attr HintAttr() const;
   Attr LinkAttr(uint64_t ino, const std::string& target) const;
   // Regular files at or below `path` (a file or a folder), in index order.

@@ -16,6 +16,7 @@ std::string_view OpName(Op op) {
     case Op::kGetxattr: return "getxattr";
     case Op::kListxattr: return "listxattr";
     case Op::kWrite: return "write";
+    case Op::kIoctl: return "ioctl";
     case Op::kCount: break;
   }
   return "unknown";

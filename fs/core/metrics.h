@@ -25,6 +25,7 @@ enum class Op : int {
   kGetxattr,
   kListxattr,
   kWrite,  // any modifying request, all refused with EROFS
+  kIoctl,  // answered "not a terminal": Python's open() asks isatty() of every file
   kCount,
 };
 

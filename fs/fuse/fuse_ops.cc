@@ -318,6 +318,16 @@ void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   ReplyXattr(req, list, size);
 }
 
+// Python's open() calls isatty() (TCGETS) on every file, and the kernel forwards every ioctl of a
+// FUSE file to the daemon, whatever it answered before: a round trip per open even when the data
+// is in the page cache (see docs/cache.md). "Not a terminal" is the answer isatty() expects.
+void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/,
+             fuse_file_info* /*fi*/, unsigned /*flags*/, const void* /*in_buf*/,
+             size_t /*in_bufsz*/, size_t /*out_bufsz*/) {
+  Status s = Config(req).fs->Ioctl(ino);
+  fuse_reply_err(req, s.code() == StatusCode::kNotSupported ? ENOTTY : ToErrno(s));
+}
+
 void Refuse(fuse_req_t req) { fuse_reply_err(req, ToErrno(Config(req).fs->RefuseWrite())); }
 void OnSetattr(fuse_req_t req, fuse_ino_t, struct stat*, int, fuse_file_info*) { Refuse(req); }
 void OnMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { Refuse(req); }
@@ -366,6 +376,7 @@ fuse_lowlevel_ops MakeOperations() {
   ops.create = OnCreate;
   ops.setxattr = OnSetxattr;
   ops.removexattr = OnRemovexattr;
+  ops.ioctl = OnIoctl;
   // flush, release, releasedir: left unset on purpose (see the header).
   return ops;
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "fs/base/file_util.h"
+#include "fs/core/hint_channel.h"
 
 namespace mmfs::fs {
 
@@ -47,6 +49,10 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   std::vector<std::string> args = {"mmfs"};
   std::string opts = "ro,default_permissions,subtype=mmfs,fsname=" + options.fsname;
   for (const std::string& o : options.fuse_options) opts += "," + o;
+  // The overlay serves every user (overlay_front.h); its control directory link must too.
+  if (options.overlay_front && opts.find("allow_other") == std::string::npos) {
+    opts += ",allow_other";
+  }
   args.push_back("-o");
   args.push_back(opts);
   if (options.debug) args.push_back("-d");
@@ -59,15 +65,27 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   if (server->session_ == nullptr) {
     return Status::InvalidArgument("libfuse refused the mount options '" + opts + "'");
   }
+  if (options.overlay_front) {
+    if (::geteuid() != 0) {
+      return Status::InvalidArgument("--overlay needs root (it mounts an overlayfs)");
+    }
+    MMFS_ASSIGN_OR_RETURN(server->front_,
+                          OverlayFront::Create(HintChannel::DefaultParentDir(),
+                                               options.mountpoint, options.fsname));
+    int stop = ::eventfd(0, EFD_CLOEXEC);
+    if (stop < 0) return Status::FromErrno(errno, "eventfd");
+    server->overlay_stop_.Reset(stop);
+  }
   MMFS_RETURN_IF_ERROR(server->InstallSignalHandlers());
-  if (fuse_session_mount(server->session_, options.mountpoint.c_str()) != 0) {
-    return Status::IoError("cannot mount at " + options.mountpoint +
+  const std::string& fuse_at = server->FuseMountpoint();
+  if (fuse_session_mount(server->session_, fuse_at.c_str()) != 0) {
+    return Status::IoError("cannot mount at " + fuse_at +
                            " (see the message above; is /dev/fuse usable and fusermount3 "
                            "installed?)");
   }
   server->mounted_ = true;
   // Known only now that the mount exists; used when the loop (Serve) answers INIT.
-  if (std::string dev = MountDevice(options.mountpoint); !dev.empty()) {
+  if (std::string dev = MountDevice(fuse_at); !dev.empty()) {
     config->read_ahead_kb = options.read_ahead_kb;
     config->read_ahead_sysfs_path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
   }
@@ -118,6 +136,10 @@ void FuseServer::WatchSignals() {
     stop_signal_.store(sig);
     spdlog::info("signal {} received: unmounting {} (lazily, if files are open)", sig,
                  options_.mountpoint);
+    if (front_ != nullptr) {
+      front_->Detach();  // root: no helper needed
+      continue;
+    }
     if (::umount2(options_.mountpoint.c_str(), MNT_DETACH) == 0) continue;
     // Not root: the setuid helper can detach it for us.
     pid_t pid = ::fork();
@@ -141,6 +163,7 @@ FuseServer::~FuseServer() {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
   }
   if (session_ == nullptr) return;
+  if (front_ != nullptr && mounted_) front_->Detach();
   if (mounted_) fuse_session_unmount(session_);
   fuse_session_destroy(session_);
 }
@@ -150,17 +173,57 @@ void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
   // the thread would wait forever in the kernel and keep /dev/fuse open, so the dead mount could
   // not even be aborted. The mount table says everything needed. (Whoever started the daemon
   // checks that it answers: see cmd_mount.cc.)
-  std::string dev = MountDevice(options_.mountpoint);
+  std::string dev = MountDevice(FuseMountpoint());
   if (dev.empty()) {
-    on_ready(Status::IoError("the mount at " + options_.mountpoint + " is not in the mount table"));
+    on_ready(Status::IoError("the mount at " + FuseMountpoint() + " is not in the mount table"));
     return;
   }
+  if (front_ != nullptr) {
+    // overlayfs looks at the FUSE root while mounting: the request loop answers it.
+    Status s = front_->Mount();
+    if (!s.ok()) {
+      ::umount2(FuseMountpoint().c_str(), MNT_DETACH);  // ends the loop
+      on_ready(s);
+      return;
+    }
+    front_mounted_.store(true);
+  }
   on_ready(Status::Ok());
+}
+
+const std::string& FuseServer::FuseMountpoint() const {
+  return front_ != nullptr ? front_->fuse_dir() : options_.mountpoint;
+}
+
+void FuseServer::WatchOverlay() {
+  // poll() on the mount table reports every change to it (POLLPRI).
+  UniqueFd table(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+  if (!table.valid()) {
+    spdlog::warn("cannot watch the mount table; 'umount {}' will not stop the daemon",
+                 options_.mountpoint);
+    return;
+  }
+  for (;;) {
+    pollfd p[2] = {{overlay_stop_.get(), POLLIN, 0}, {table.get(), POLLPRI, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (p[0].revents != 0) return;
+    if (front_mounted_.load() && !front_->IsMounted()) {
+      spdlog::info("the overlay at {} was unmounted; unmounting the FUSE mount under it",
+                   options_.mountpoint);
+      front_->Detach();
+      return;
+    }
+  }
 }
 
 Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
   std::thread signal_thread([this] { WatchSignals(); });
+  std::thread overlay_thread;
+  if (front_ != nullptr) overlay_thread = std::thread([this] { WatchOverlay(); });
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, options_.max_threads);
   fuse_loop_cfg_set_clone_fd(cfg, 0);
@@ -170,6 +233,12 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   unsigned char done = 0;
   (void)!::write(signal_write_.get(), &done, 1);
   signal_thread.join();
+  if (overlay_thread.joinable()) {
+    uint64_t one = 1;
+    (void)!::write(overlay_stop_.get(), &one, sizeof one);
+    overlay_thread.join();
+    front_->Detach();  // the loop can also end with the overlay still up (a FUSE error)
+  }
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
   if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));

@@ -21,6 +21,7 @@
 #include "fs/base/file_util.h"
 #include "fs/base/status.h"
 #include "fs/fuse/fuse_ops.h"
+#include "fs/fuse/overlay_front.h"
 
 namespace mmfs::fs {
 
@@ -31,6 +32,8 @@ struct MountOptions {
   bool debug = false;                   // libfuse request tracing
   unsigned max_threads = 16;
   unsigned read_ahead_kb = 1024;        // 0 leaves the kernel default (128)
+  // Stack a read-only overlayfs on the FUSE mount (overlay_front.h); needs root.
+  bool overlay_front = false;
 };
 
 class FuseServer {
@@ -46,13 +49,23 @@ class FuseServer {
   // thread, with OK once the mount is in place, or with the reason it is not.
   Status Serve(const std::function<void(const Status&)>& on_ready);
 
+  // Where the FUSE mount is: the mount point, or the overlay front's directory.
+  const std::string& FuseMountpoint() const;
+
  private:
   FuseServer() = default;
   void WaitReady(const std::function<void(const Status&)>& on_ready);
   Status InstallSignalHandlers();
   void WatchSignals();  // on its own thread while Serve runs
 
+  // On its own thread while Serve runs, with an overlay front: ends the session when the
+  // overlay is unmounted (`umount MNT`), as fusermount3 -u does for a plain FUSE mount.
+  void WatchOverlay();
+
   MountOptions options_;
+  std::unique_ptr<OverlayFront> front_;  // with options_.overlay_front
+  std::atomic<bool> front_mounted_{false};
+  UniqueFd overlay_stop_;  // an eventfd that ends WatchOverlay
   struct fuse_session* session_ = nullptr;  // owned
   bool signals_installed_ = false;
   bool mounted_ = false;

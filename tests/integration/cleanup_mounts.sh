@@ -6,4 +6,9 @@ grep -o " $tmp/mmfs-test-[^ ]*" /proc/mounts 2>/dev/null | while read -r mnt; do
   echo "cleanup: unmounting leftover $mnt"
   fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
 done
+# The FUSE mounts under --overlay mounts whose daemons are gone.
+grep -o ' /run/mmfs/mmfs-front-[0-9]*-[^ ]*/fuse ' /proc/mounts 2>/dev/null | while read -r m; do
+  p=${m#/run/mmfs/mmfs-front-}
+  kill -0 "${p%%-*}" 2>/dev/null || { echo "cleanup: unmounting leftover $m"; umount -l "$m"; }
+done
 exit 0

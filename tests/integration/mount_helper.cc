@@ -107,7 +107,14 @@ void ForceCleanup(const std::string& mountpoint) {
                20);
   }
   RunCommand({"fusermount3", "-u", "-z", mountpoint}, 20);
+  RunCommand({"umount", "-l", mountpoint}, 20);  // an --overlay mount is not FUSE's
   for (pid_t pid : FindDaemons(mountpoint)) ::kill(pid, SIGKILL);
+  // The FUSE mounts under the overlays of daemons that are gone.
+  RunCommand({"/bin/sh", "-c",
+              "grep -o ' /run/mmfs/mmfs-front-[0-9]*-[^ ]*/fuse ' /proc/mounts | "
+              "while read -r m; do p=${m#/run/mmfs/mmfs-front-}; kill -0 ${p%%-*} 2>/dev/null "
+              "|| umount -l \"$m\"; done; true"},
+             20);
 }
 
 }  // namespace mmfs::testing

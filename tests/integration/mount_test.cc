@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -225,6 +226,40 @@ TEST_F(MountTest, WarmReadsNeverReachTheDaemon) {
   EXPECT_EQ(after.first - before.first, before.first - first.first)
       << "warm opens or lookups reached the daemon";
   EXPECT_GT(files.size(), 100u);
+}
+
+// What a warm file costs Python on a plain FUSE mount: open() asks isatty(), an ioctl the kernel
+// forwards to the daemon every time; nothing else reaches it. (`mmfs mount --overlay` removes
+// that last round trip: see LifecycleTest.OverlayFrontKeepsWarmPythonReadsAwayFromTheDaemon.)
+TEST_F(MountTest, WarmPythonOpenCostsOneIoctlAndNothingElse) {
+  std::vector<std::string> python = {"/usr/bin/python3", "-c",
+                                     "import sys\n"
+                                     "n = sum(len(open(p, 'rb').read()) for p in sys.argv[1:])\n"
+                                     "print(len(sys.argv) - 1, n)"};
+  for (const auto& e : std::filesystem::directory_iterator(Mnt() + "/train/class_004")) {
+    python.push_back(e.path());
+  }
+  auto py = [&] { return RunCommand(python); };
+  auto counts = [&] {
+    auto j = nlohmann::json::parse(ReadFile(Mnt() + "/.mmfs/stats"));
+    std::map<std::string, uint64_t> c;
+    for (const auto& [op, v] : j["requests"].items()) c[op] = v["count"].get<uint64_t>();
+    return c;
+  };
+  auto cold = py();
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  uint64_t files = std::stoull(cold.output);
+  ASSERT_GT(files, 100u);
+  auto first = counts();
+  auto before = counts();
+  auto warm = py();
+  auto after = counts();
+  EXPECT_EQ(warm.output, cold.output);
+  for (const auto& [op, n] : after) {
+    uint64_t stats_cost = before[op] - first[op];  // reading the stats file itself
+    uint64_t extra = op == "ioctl" ? files : 0;
+    EXPECT_EQ(n - before[op], stats_cost + extra) << op;
+  }
 }
 
 // Kernels split reads at the mount's read-ahead, 128 KiB unless raised; mmfs raises it to 1 MiB

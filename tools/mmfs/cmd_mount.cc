@@ -110,6 +110,8 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
       out->hint = value == "on";
     } else if (key == "nonempty") {
       out->nonempty = true;
+    } else if (key == "overlay") {
+      out->mount.overlay_front = true;
     } else if (key == "rw") {
       return Status::InvalidArgument("mmfs mounts are read-only; drop the 'rw' option");
     } else if (key == "ro" || key == "defaults" || key == "noauto" || key == "auto" ||
@@ -134,6 +136,7 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     MMFS_ASSIGN_OR_RETURN(out->cluster_servers, cache::ClusterTier::ParseServers(args.cluster_cache));
   }
   if (args.threads > 0) out->mount.max_threads = args.threads;
+  if (args.overlay) out->mount.overlay_front = true;
   if (!args.readahead.empty()) {
     if (args.readahead != "on" && args.readahead != "off") {
       return Status::InvalidArgument("--readahead must be on or off");
@@ -297,7 +300,9 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::HintChannel> hint;
   if (opts.hint) {
-    bool shared = std::find(opts.mount.fuse_options.begin(), opts.mount.fuse_options.end(),
+    // An overlay front serves every user (fs/fuse/overlay_front.h), as allow_other does.
+    bool shared = opts.mount.overlay_front ||
+                  std::find(opts.mount.fuse_options.begin(), opts.mount.fuse_options.end(),
                             "allow_other") != opts.mount.fuse_options.end();
     auto channel = fs::HintChannel::Open(
         fs::HintChannel::DefaultParentDir(), shared ? 0666 : 0600,
@@ -335,6 +340,9 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   if (!server.ok()) {
     report(server.status().message());
     return 1;
+  }
+  if (opts.mount.overlay_front) {
+    filesystem.SetControlLinkTarget((*server)->FuseMountpoint() + "/" + fs::kControlDirDirectName);
   }
   Status served = (*server)->Serve([&](const Status& ready) {
     if (ready.ok()) {
@@ -459,6 +467,17 @@ int RunMount(const MountArgs& in) {
 }
 
 int RunUmount(const UmountArgs& args) {
+  // A mount made with --overlay is an overlayfs (root's): umount(2) it; the daemon sees it go
+  // and unmounts the FUSE mount under it.
+  constexpr long kOverlayMagic = 0x794c7630;
+  struct statfs fs_info;
+  if (::statfs(args.mountpoint.c_str(), &fs_info) == 0 && fs_info.f_type == kOverlayMagic) {
+    if (::umount2(args.mountpoint.c_str(), args.lazy ? MNT_DETACH : 0) == 0) return 0;
+    int err = errno;
+    PrintError("could not unmount " + args.mountpoint + ": " + std::strerror(err) +
+               (err == EBUSY ? " (files still open? try 'mmfs umount -z')" : ""));
+    return 1;
+  }
   std::vector<std::string> argv = {"fusermount3", "-u"};
   if (args.lazy) argv.push_back("-z");
   argv.push_back(args.mountpoint);

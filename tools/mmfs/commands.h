@@ -36,6 +36,7 @@ struct MountArgs {
   std::string cache_dir;             // overrides -o cache_dir=
   std::string ssd_cache;             // overrides -o ssd_cache=
   std::string readahead;             // "on" / "off"; overrides -o readahead=
+  bool overlay = false;              // -o overlay: an overlayfs in front (fs/fuse/overlay_front.h)
   unsigned threads = 0;
   std::string log_file;
 };

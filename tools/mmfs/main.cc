@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
       "mmfs options (-o): ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
-      "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty,\n"
+      "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty, overlay,\n"
       "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
@@ -88,6 +88,11 @@ int main(int argc, char** argv) {
                         "Local SSD directory for the SSD cache tier (kept across mounts)");
   mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
                         "SSD cache budget (default half the free space there, at most 1T)");
+  mount_cmd->add_flag("--overlay", mount.overlay,
+                      "Stack a read-only overlayfs on the mount (root only): the kernel then "
+                      "answers the isatty() ioctl Python's open() sends for every file, so warm "
+                      "reads by Python loaders never reach the daemon. Unmount with 'umount MNT' "
+                      "or 'mmfs umount MNT'");
   mount_cmd->add_option("--readahead", mount.readahead,
                         "on (default): a miss loads the whole sample (k.jpg brings k.txt); off")
       ->check(CLI::IsMember({"on", "off"}));

@@ -1,0 +1,125 @@
+#include "fs/fuse/overlay_front.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace mmfs::fs {
+
+namespace {
+constexpr char kPrefix[] = "mmfs-front-";
+
+// The front's own directory and its two empty subdirectories; one with a mount still on it is
+// left alone (rmdir fails with EBUSY).
+void RemoveTree(const std::string& dir) {
+  ::rmdir((dir + "/fuse").c_str());
+  ::rmdir((dir + "/empty").c_str());
+  ::rmdir(dir.c_str());
+}
+}  // namespace
+
+std::string OverlayFront::EscapeMountPath(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    switch (c) {
+      case ' ': out += "\\040"; break;
+      case '\t': out += "\\011"; break;
+      case '\n': out += "\\012"; break;
+      case '\\': out += "\\134"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+void OverlayFront::RemoveStale(const std::string& parent_dir) {
+  DIR* d = ::opendir(parent_dir.c_str());
+  if (d == nullptr) return;
+  const std::string prefix = kPrefix;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    // A daemon killed with its mount in place left a dead FUSE mount here.
+    std::string dir = parent_dir + "/" + name;
+    ::umount2((dir + "/fuse").c_str(), MNT_DETACH);
+    RemoveTree(dir);
+  }
+  ::closedir(d);
+}
+
+Result<std::unique_ptr<OverlayFront>> OverlayFront::Create(const std::string& parent_dir,
+                                                           const std::string& mountpoint,
+                                                           const std::string& source) {
+  RemoveStale(parent_dir);
+  std::unique_ptr<OverlayFront> front(new OverlayFront());
+  // The daemon's PID in the name lets a later daemon clean up after a killed one.
+  std::string templ = parent_dir + "/" + kPrefix + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) return Status::FromErrno(errno, "create " + templ);
+  front->dir_ = templ;
+  front->fuse_dir_ = templ + "/fuse";
+  front->empty_dir_ = templ + "/empty";
+  front->mountpoint_ = mountpoint;
+  front->source_ = source;
+  // mkdtemp made it 0700; every user may follow `.mmfs` into the FUSE mount.
+  if (::chmod(templ.c_str(), 0755) != 0) return Status::FromErrno(errno, "chmod " + templ);
+  for (const std::string& d : {front->fuse_dir_, front->empty_dir_}) {
+    if (::mkdir(d.c_str(), 0755) != 0) return Status::FromErrno(errno, "create " + d);
+  }
+  return front;
+}
+
+OverlayFront::~OverlayFront() {
+  if (!dir_.empty()) RemoveTree(dir_);
+}
+
+Status OverlayFront::Mount() {
+  // No upper layer: the overlay is read-only, as the FUSE mount under it.
+  std::string data = "lowerdir=" + fuse_dir_ + ":" + empty_dir_;
+  if (::mount(source_.c_str(), mountpoint_.c_str(), "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,
+              data.c_str()) != 0) {
+    int err = errno;
+    return Status::FromErrno(err, "mount an overlay on " + mountpoint_ +
+                                      (err == EPERM ? " (--overlay needs root)" : ""));
+  }
+  return Status::Ok();
+}
+
+bool OverlayFront::IsMounted() const {
+  std::ifstream info("/proc/self/mountinfo");
+  const std::string point = EscapeMountPath(mountpoint_);
+  const std::string lower = "lowerdir=" + EscapeMountPath(fuse_dir_);
+  std::string line;
+  bool found = false;
+  while (std::getline(info, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, at;
+    fields >> id >> parent >> dev >> root >> at;
+    if (at != point) {
+      continue;
+    }
+    size_t sep = line.find(" - ");
+    if (sep == std::string::npos) continue;
+    std::istringstream tail(line.substr(sep + 3));
+    std::string type, source, options;
+    tail >> type >> source >> options;
+    // The last mount at the point is the visible one.
+    found = type == "overlay" && options.find(lower) != std::string::npos;
+  }
+  return found;
+}
+
+void OverlayFront::Detach() {
+  if (IsMounted()) ::umount2(mountpoint_.c_str(), MNT_DETACH);
+  ::umount2(fuse_dir_.c_str(), MNT_DETACH);
+}
+
+}  // namespace mmfs::fs
