@@ -182,6 +182,7 @@ void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
     // overlayfs looks at the FUSE root while mounting: the request loop answers it.
     Status s = front_->Mount();
     if (!s.ok()) {
+      front_failed_.store(true);
       ::umount2(FuseMountpoint().c_str(), MNT_DETACH);  // ends the loop
       on_ready(s);
       return;
@@ -242,6 +243,7 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
   if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));
+  if (front_failed_.load()) return Status::IoError("the overlay could not be mounted");
   if (int sig = stop_signal_.load(); sig != 0) {
     spdlog::info("signal {} received, unmounted {}", sig, options_.mountpoint);
   }

@@ -65,6 +65,7 @@ class FuseServer {
   MountOptions options_;
   std::unique_ptr<OverlayFront> front_;  // with options_.overlay_front
   std::atomic<bool> front_mounted_{false};
+  std::atomic<bool> front_failed_{false};  // the overlay could not be mounted: Serve fails
   UniqueFd overlay_stop_;  // an eventfd that ends WatchOverlay
   struct fuse_session* session_ = nullptr;  // owned
   bool signals_installed_ = false;
