@@ -257,7 +257,12 @@ class SamplePipeline {
     for (int i = 1; i < jobs; ++i) threads_.emplace_back([this] { Loop(); });
     window_ = static_cast<size_t>(std::max(1, jobs)) * 4;
   }
-  ~SamplePipeline() {
+  ~SamplePipeline() { Stop(); }
+
+  // Drops what is queued and waits for the preparations running now. Idempotent. Callers whose
+  // preparations point into data they own must stop the pipeline before freeing it: an error
+  // returned early leaves work queued behind it.
+  void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
@@ -265,6 +270,7 @@ class SamplePipeline {
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
+    threads_.clear();
   }
 
   Status Submit(std::function<PreparedSample()> prepare) {
@@ -338,6 +344,11 @@ class Packer {
 
   Result<PackSummary> Run() {
     SourceNode root;
+    // Queued preparations point into `root`: however Run returns, they stop before it goes.
+    struct StopFirst {
+      SamplePipeline& pipeline;
+      ~StopFirst() { pipeline.Stop(); }
+    } stop_first{pipeline_};
     root.mode = format::kModeDirectory | 0755;
     for (const std::string& src : options_.sources) {
       reporter_.Phase("scanning " + src);
