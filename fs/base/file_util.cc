@@ -1,10 +1,14 @@
 #include "fs/base/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -142,6 +146,22 @@ bool ParseHexU64(std::string_view text, uint64_t* out) {
   }
   *out = v;
   return true;
+}
+
+void ForEachDirOfGoneProcess(const std::string& parent_dir, const std::string& prefix,
+                             const std::function<void(const std::string& dir)>& clean) {
+  DIR* d = ::opendir(parent_dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> gone;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    gone.push_back(parent_dir + "/" + name);
+  }
+  ::closedir(d);
+  for (const std::string& dir : gone) clean(dir);
 }
 
 }  // namespace mmfs

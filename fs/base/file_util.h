@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,12 @@ Status FsyncPath(const std::string& path);
 
 // xxh3-64 of a whole file, streamed.
 Result<uint64_t> HashFile(const std::string& path);
+
+// Calls `clean` with each directory `parent_dir`/<prefix><pid>-... whose process <pid> no longer
+// exists: what a daemon killed before it could clean up left behind. The PID in the name is what
+// makes a directory safe to remove; the live daemons' own are never passed.
+void ForEachDirOfGoneProcess(const std::string& parent_dir, const std::string& prefix,
+                             const std::function<void(const std::string& dir)>& clean);
 
 // "0123456789abcdef" and back.
 std::string HexU64(uint64_t v);

@@ -1,8 +1,6 @@
 #include "fs/core/hint_channel.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -58,19 +56,10 @@ Result<std::unique_ptr<HintChannel>> HintChannel::Open(const std::string& parent
 }
 
 void HintChannel::RemoveStale(const std::string& parent_dir) {
-  DIR* d = ::opendir(parent_dir.c_str());
-  if (d == nullptr) return;
-  const std::string prefix = "mmfs-hint-";
-  while (struct dirent* de = ::readdir(d)) {
-    std::string name = de->d_name;
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    std::string dir = parent_dir + "/" + name;
+  ForEachDirOfGoneProcess(parent_dir, "mmfs-hint-", [](const std::string& dir) {
     ::unlink((dir + "/hint").c_str());
     ::rmdir(dir.c_str());
-  }
-  ::closedir(d);
+  });
 }
 
 HintChannel::~HintChannel() {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +10,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "fs/base/file_util.h"
 
 namespace mmfs::fs {
 
@@ -88,14 +89,12 @@ fuse_entry_param ToEntry(const FuseOpsConfig& cfg, const Attr& a) {
 void RaiseReadAhead(FuseOpsConfig& cfg, fuse_conn_info* conn) {
   cfg.effective_read_ahead_kb = conn->max_readahead / 1024;
   if (cfg.read_ahead_kb == 0 || cfg.read_ahead_sysfs_path.empty()) return;
+  const std::string& path = cfg.read_ahead_sysfs_path;
   std::string value = std::to_string(cfg.read_ahead_kb);
-  int fd = ::open(cfg.read_ahead_sysfs_path.c_str(), O_WRONLY | O_CLOEXEC);
-  bool written = fd >= 0 && ::write(fd, value.data(), value.size()) ==
-                                static_cast<ssize_t>(value.size());
-  if (fd >= 0) ::close(fd);
-  if (!written) {
-    spdlog::info("could not raise read-ahead via {} (needs root); READs stay at {} KiB",
-                 cfg.read_ahead_sysfs_path, conn->max_readahead / 1024);
+  auto fd = OpenFile(path, O_WRONLY);
+  if (!fd.ok() || !WriteFull(fd->get(), value.data(), value.size(), path).ok()) {
+    spdlog::info("could not raise read-ahead via {} (needs root); READs stay at {} KiB", path,
+                 conn->max_readahead / 1024);
     return;
   }
   conn->max_readahead = cfg.read_ahead_kb * 1024;

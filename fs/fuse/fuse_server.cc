@@ -11,31 +11,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <spdlog/spdlog.h>
 #include <string>
 #include <thread>
 
 #include "fs/base/file_util.h"
+#include "fs/base/mount_table.h"
 #include "fs/core/hint_channel.h"
 
 namespace mmfs::fs {
-
-namespace {
-// "MAJ:MIN" of the mount at `mountpoint` from /proc/self/mountinfo, or "" if none.
-std::string MountDevice(const std::string& mountpoint) {
-  std::ifstream info("/proc/self/mountinfo");
-  std::string line, found;
-  while (std::getline(info, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (point == mountpoint) found = dev;  // the last one is the top of the stack
-  }
-  return found;
-}
-}  // namespace
 
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
                                                       const MountOptions& options) {
@@ -85,9 +69,9 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   }
   server->mounted_ = true;
   // Known only now that the mount exists; used when the loop (Serve) answers INIT.
-  if (std::string dev = MountDevice(fuse_at); !dev.empty()) {
+  if (auto mount = FindMount(fuse_at)) {
     config->read_ahead_kb = options.read_ahead_kb;
-    config->read_ahead_sysfs_path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
+    config->read_ahead_sysfs_path = "/sys/class/bdi/" + mount->device + "/read_ahead_kb";
   }
   return server;
 }
@@ -136,24 +120,28 @@ void FuseServer::WatchSignals() {
     stop_signal_.store(sig);
     spdlog::info("signal {} received: unmounting {} (lazily, if files are open)", sig,
                  options_.mountpoint);
-    if (front_ != nullptr) {
-      front_->Detach();  // root: no helper needed
-      continue;
-    }
-    if (::umount2(options_.mountpoint.c_str(), MNT_DETACH) == 0) continue;
-    // Not root: the setuid helper can detach it for us.
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::execlp("fusermount3", "fusermount3", "-u", "-z", options_.mountpoint.c_str(),
-               static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
-      spdlog::warn("cannot detach {}; stopping the daemon", options_.mountpoint);
-      fuse_session_exit(session_);
-    }
+    Detach();
+  }
+}
+
+void FuseServer::Detach() {
+  if (front_ != nullptr) {
+    front_->Detach();  // root: no helper needed
+    return;
+  }
+  if (::umount2(options_.mountpoint.c_str(), MNT_DETACH) == 0) return;
+  // Not root: the setuid helper can detach it for us.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execlp("fusermount3", "fusermount3", "-u", "-z", options_.mountpoint.c_str(),
+             static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    spdlog::warn("cannot detach {}; stopping the daemon", options_.mountpoint);
+    fuse_session_exit(session_);
   }
 }
 
@@ -173,18 +161,25 @@ void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
   // the thread would wait forever in the kernel and keep /dev/fuse open, so the dead mount could
   // not even be aborted. The mount table says everything needed. (Whoever started the daemon
   // checks that it answers: see cmd_mount.cc.)
-  std::string dev = MountDevice(FuseMountpoint());
-  if (dev.empty()) {
-    on_ready(Status::IoError("the mount at " + FuseMountpoint() + " is not in the mount table"));
+  // A failed start ends the session too: whoever waits for the daemon must see it exit.
+  auto fail = [&](const Status& s) {
+    start_failed_.store(true);
+    if (front_ != nullptr) {
+      ::umount2(FuseMountpoint().c_str(), MNT_DETACH);  // the overlay is not up
+    } else {
+      Detach();
+    }
+    on_ready(s);
+  };
+  if (!FindMount(FuseMountpoint())) {
+    fail(Status::IoError("the mount at " + FuseMountpoint() + " is not in the mount table"));
     return;
   }
   if (front_ != nullptr) {
     // overlayfs looks at the FUSE root while mounting: the request loop answers it.
     Status s = front_->Mount();
     if (!s.ok()) {
-      front_failed_.store(true);
-      ::umount2(FuseMountpoint().c_str(), MNT_DETACH);  // ends the loop
-      on_ready(s);
+      fail(s);
       return;
     }
     front_mounted_.store(true);
@@ -243,7 +238,7 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
   if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));
-  if (front_failed_.load()) return Status::IoError("the overlay could not be mounted");
+  if (start_failed_.load()) return Status::IoError("the mount did not start (see above)");
   if (int sig = stop_signal_.load(); sig != 0) {
     spdlog::info("signal {} received, unmounted {}", sig, options_.mountpoint);
   }

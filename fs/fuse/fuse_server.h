@@ -57,6 +57,9 @@ class FuseServer {
   void WaitReady(const std::function<void(const Status&)>& on_ready);
   Status InstallSignalHandlers();
   void WatchSignals();  // on its own thread while Serve runs
+  // Detaches the mount lazily (umount2 as root, else fusermount3 -u -z); the session ends when
+  // the last open file is closed.
+  void Detach();
 
   // On its own thread while Serve runs, with an overlay front: ends the session when the
   // overlay is unmounted (`umount MNT`), as fusermount3 -u does for a plain FUSE mount.
@@ -65,7 +68,7 @@ class FuseServer {
   MountOptions options_;
   std::unique_ptr<OverlayFront> front_;  // with options_.overlay_front
   std::atomic<bool> front_mounted_{false};
-  std::atomic<bool> front_failed_{false};  // the overlay could not be mounted: Serve fails
+  std::atomic<bool> start_failed_{false};  // WaitReady found a problem: Serve fails
   UniqueFd overlay_stop_;  // an eventfd that ends WatchOverlay
   struct fuse_session* session_ = nullptr;  // owned
   bool signals_installed_ = false;

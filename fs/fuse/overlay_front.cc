@@ -1,15 +1,13 @@
 #include "fs/fuse/overlay_front.h"
 
-#include <dirent.h>
-#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+
+#include "fs/base/file_util.h"
+#include "fs/base/mount_table.h"
 
 namespace mmfs::fs {
 
@@ -25,35 +23,12 @@ void RemoveTree(const std::string& dir) {
 }
 }  // namespace
 
-std::string OverlayFront::EscapeMountPath(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    switch (c) {
-      case ' ': out += "\\040"; break;
-      case '\t': out += "\\011"; break;
-      case '\n': out += "\\012"; break;
-      case '\\': out += "\\134"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 void OverlayFront::RemoveStale(const std::string& parent_dir) {
-  DIR* d = ::opendir(parent_dir.c_str());
-  if (d == nullptr) return;
-  const std::string prefix = kPrefix;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name.rfind(prefix, 0) != 0) continue;
-    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    // A daemon killed with its mount in place left a dead FUSE mount here.
-    std::string dir = parent_dir + "/" + name;
+  // A daemon killed with its mount in place left a dead FUSE mount in its directory.
+  ForEachDirOfGoneProcess(parent_dir, kPrefix, [](const std::string& dir) {
     ::umount2((dir + "/fuse").c_str(), MNT_DETACH);
     RemoveTree(dir);
-  }
-  ::closedir(d);
+  });
 }
 
 Result<std::unique_ptr<OverlayFront>> OverlayFront::Create(const std::string& parent_dir,
@@ -94,27 +69,9 @@ Status OverlayFront::Mount() {
 }
 
 bool OverlayFront::IsMounted() const {
-  std::ifstream info("/proc/self/mountinfo");
-  const std::string point = EscapeMountPath(mountpoint_);
-  const std::string lower = "lowerdir=" + EscapeMountPath(fuse_dir_);
-  std::string line;
-  bool found = false;
-  while (std::getline(info, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, at;
-    fields >> id >> parent >> dev >> root >> at;
-    if (at != point) {
-      continue;
-    }
-    size_t sep = line.find(" - ");
-    if (sep == std::string::npos) continue;
-    std::istringstream tail(line.substr(sep + 3));
-    std::string type, source, options;
-    tail >> type >> source >> options;
-    // The last mount at the point is the visible one.
-    found = type == "overlay" && options.find(lower) != std::string::npos;
-  }
-  return found;
+  auto mount = FindMount(mountpoint_);
+  return mount && mount->fs_type == "overlay" &&
+         mount->super_options.find("lowerdir=" + fuse_dir_ + ":") != std::string::npos;
 }
 
 void OverlayFront::Detach() {

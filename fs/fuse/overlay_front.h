@@ -48,9 +48,6 @@ class OverlayFront {
   // are closed, and the FUSE session ends after that.
   void Detach();
 
-  // Mount table lines (/proc/self/mountinfo) escape space, tab, newline and backslash.
-  static std::string EscapeMountPath(const std::string& path);
-
  private:
   OverlayFront() = default;
   static void RemoveStale(const std::string& parent_dir);

@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs/base/file_util.h"
+#include "fs/base/mount_table.h"
 #include "fs/base/status.h"
 #include "fs/base/units.h"
+#include "tests/test_util.h"
 
 namespace mmfs {
 namespace {
@@ -69,6 +73,49 @@ TEST(FileUtilTest, HexRoundTrip) {
   EXPECT_EQ(v, 0xdeadbeef01234567ull);
   EXPECT_FALSE(ParseHexU64("xyz", &v));
   EXPECT_FALSE(ParseHexU64("DEADBEEF01234567", &v));  // we write lower case only
+}
+
+TEST(MountTableTest, UnescapesPathsAndFindsTheVisibleMount) {
+  testing::TempDir tmp;
+  const std::string table = tmp / "mountinfo";
+  testing::WriteFile(
+      table,
+      "22 1 0:21 / /proc rw,nosuid shared:12 - proc proc rw\n"
+      // A mount point with a space and a backslash; optional fields before the separator.
+      "40 22 0:40 / /mnt/my\\040data\\134x ro,nosuid shared:1 master:2 - fuse.mmfs "
+      "mmfs:/d\\040s ro,user_id=0\n"
+      // Two mounts stacked on one point: the later one is what a path resolves to.
+      "41 22 0:41 / /mnt/stack ro - fuse.mmfs mmfs:/a ro\n"
+      "42 41 0:42 / /mnt/stack ro - overlay mmfs:/a ro,lowerdir=/run/x\\040y/fuse:/e\n"
+      "garbage line\n");
+  std::vector<MountEntry> all = ReadMountTable(table);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[1].mount_point, "/mnt/my data\\x");
+  EXPECT_EQ(all[1].device, "0:40");
+  EXPECT_EQ(all[1].fs_type, "fuse.mmfs");
+  EXPECT_EQ(all[1].source, "mmfs:/d s");
+  auto spaced = FindMount("/mnt/my data\\x", table);
+  ASSERT_TRUE(spaced.has_value());
+  EXPECT_EQ(spaced->device, "0:40");
+  auto stacked = FindMount("/mnt/stack", table);
+  ASSERT_TRUE(stacked.has_value());
+  EXPECT_EQ(stacked->fs_type, "overlay");
+  EXPECT_EQ(stacked->super_options, "ro,lowerdir=/run/x y/fuse:/e");
+  EXPECT_FALSE(FindMount("/mnt", table).has_value());
+  EXPECT_EQ(UnescapeMountField("a\\011b\\012c\\9zz\\"), "a\tb\nc\\9zz\\");
+}
+
+TEST(FileUtilTest, DirectoriesOfGoneProcessesOnly) {
+  testing::TempDir tmp;
+  // PID 999999999 cannot exist; this process does.
+  const std::string gone = tmp / "tool-999999999-abc";
+  const std::string live = tmp / ("tool-" + std::to_string(::getpid()) + "-def");
+  for (const std::string& d : {gone, live, tmp / "other-999999999-x", tmp / "tool-x"}) {
+    ASSERT_EQ(::mkdir(d.c_str(), 0700), 0) << d;
+  }
+  std::vector<std::string> cleaned;
+  ForEachDirOfGoneProcess(tmp.path(), "tool-", [&](const std::string& d) { cleaned.push_back(d); });
+  EXPECT_EQ(cleaned, std::vector<std::string>({gone}));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -87,6 +88,26 @@ TEST_F(LifecycleTest, DaemonModeReturnsOnlyWhenServingAndUmountWorks) {
   EXPECT_EQ(u.exit_code, 0) << u.output;
   EXPECT_FALSE(IsMountPoint(mnt()));
   EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20)) << "daemon did not exit";
+}
+
+// The mount table writes a space as \040: a mount point with one must still be found (the
+// daemon once waited for it forever, and `mmfs mount` with it).
+TEST_F(LifecycleTest, MountPointWithASpaceMountsAndUnmounts) {
+  const std::string spaced = tmp_ / "my data";
+  std::filesystem::create_directories(spaced);
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), spaced}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadFile(spaced + "/train/a/1.txt"), "caption");
+  if (::geteuid() == 0) {
+    struct stat st;
+    ASSERT_EQ(::stat(spaced.c_str(), &st), 0);
+    EXPECT_EQ(ReadFile("/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
+                       std::to_string(minor(st.st_dev)) + "/read_ahead_kb"),
+              "1024\n");
+  }
+  EXPECT_EQ(RunCommand({MmfsBinary(), "umount", spaced}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return FindDaemons(spaced).empty(); }, 20)) << "daemon did not exit";
+  if (IsMountPoint(spaced)) ForceCleanup(spaced);
 }
 
 TEST_F(LifecycleTest, SigtermUnmountsCleanly) {
@@ -355,6 +376,29 @@ TEST_F(LifecycleTest, OverlayFrontDaemonModeUmountAndRecoveryAfterKill9) {
   EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20));
 }
 
+// `mmfs umount` also removes an --overlay mount whose daemon was killed (statfs on it fails with
+// ENOTCONN; the mount table still says overlay).
+TEST_F(LifecycleTest, UmountRemovesAStaleOverlay) {
+  ASSERT_EQ(::geteuid(), 0u) << "--overlay needs root; the test suite runs as root";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(MmfsBinary().c_str(), "mmfs", "mount", "-f", "--overlay", dst().c_str(),
+            mnt().c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_TRUE(WaitFor([&] { return !OverlayFrontDir(mnt()).empty(); }, 30));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(WaitFor([&] {
+    struct statfs st;
+    return ::statfs(mnt().c_str(), &st) != 0 && errno == ENOTCONN;
+  }, 20)) << "the overlay did not go stale";
+  auto u = RunCommand({MmfsBinary(), "umount", mnt()});
+  EXPECT_EQ(u.exit_code, 0) << u.output;
+  EXPECT_FALSE(IsMountPoint(mnt()));
+  EXPECT_TRUE(OverlayFrontDir(mnt()).empty());
+}
+
 TEST_F(LifecycleTest, RemountGivesSameInodes) {
   struct stat first, second;
   {
@@ -395,6 +439,42 @@ TEST_F(LifecycleTest, ReaddirplusListingsMatchTheSource) {
     };
     EXPECT_EQ(files_only(got.output), files_only(expected.output)) << mode;
     EXPECT_GT(files_only(got.output).size(), 3000u * 10) << mode;
+    EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  }
+}
+
+// With readdirplus a listing hands the kernel every entry with its attributes, so a loader that
+// lists a folder and then opens its files (ImageFolder) costs no LOOKUP per file.
+TEST_F(LifecycleTest, ReaddirplusAlwaysSparesALookupPerFileAfterAListing) {
+  for (int i = 0; i < 40; ++i) {
+    WriteFile(tmp_ / ("src/train/c/" + std::to_string(i) + ".txt"), std::to_string(i));
+  }
+  auto pack = RunCommand({MmfsBinary(), "pack", "--force", "-q", tmp_ / "src", dst()});
+  ASSERT_EQ(pack.exit_code, 0) << pack.output;
+  auto lookups = [&] {
+    auto j = nlohmann::json::parse(ReadFile(mnt() + "/.mmfs/stats"));
+    return j["requests"]["lookup"]["count"].get<uint64_t>();
+  };
+  const std::vector<std::string> python = {
+      "/usr/bin/python3", "-c",
+      "import os, sys\n"
+      "d = sys.argv[1]\n"
+      "print(sum(len(open(e.path, 'rb').read()) for e in os.scandir(d)))",
+      mnt() + "/train/c"};
+  for (const char* mode : {"readdirplus=always", "readdirplus=off"}) {
+    ForegroundMount m(dst(), mnt(), {"-o", mode});
+    ASSERT_TRUE(m.mounted()) << mode;
+    uint64_t first = lookups();
+    uint64_t before = lookups();
+    auto run = RunCommand(python);
+    uint64_t after = lookups();
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    uint64_t per_epoch = (after - before) - (before - first);  // minus the stats file's own
+    if (std::string(mode) == "readdirplus=always") {
+      EXPECT_LE(per_epoch, 2u) << "LOOKUPs after a readdirplus listing";
+    } else {
+      EXPECT_GE(per_epoch, 40u) << "without readdirplus every open looks its name up";
+    }
     EXPECT_EQ(m.StopWith(SIGTERM), 0);
   }
 }

@@ -31,6 +31,7 @@
 #include "cache/cluster_tier.h"
 #include "cache/ssd_tier.h"
 #include "fs/base/file_util.h"
+#include "fs/base/mount_table.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
 #include "fs/core/hint_channel.h"
@@ -43,6 +44,14 @@ namespace mmfs::cli {
 namespace {
 
 constexpr char kReady[] = "ready";
+
+// `path` absolute and normal, without a trailing slash: as the mount table writes mount points.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::string out = std::filesystem::absolute(path, ec).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
 
 struct ParsedOptions {
   fs::FilesystemOptions fs;
@@ -368,12 +377,9 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
 int RunMount(const MountArgs& in) {
   MountArgs args = in;
   if (args.debug) args.foreground = true;
-  std::error_code ec;
   // The daemon changes directory to /; keep the paths it needs absolute.
-  args.dataset = std::filesystem::absolute(args.dataset, ec).lexically_normal().string();
-  args.mountpoint = std::filesystem::absolute(args.mountpoint, ec).lexically_normal().string();
-  while (args.mountpoint.size() > 1 && args.mountpoint.back() == '/') args.mountpoint.pop_back();
-  while (args.dataset.size() > 1 && args.dataset.back() == '/') args.dataset.pop_back();
+  args.dataset = AbsolutePath(args.dataset);
+  args.mountpoint = AbsolutePath(args.mountpoint);
 
   ParsedOptions opts;
   opts.fs.ram_cache_bytes = DefaultRamCache();
@@ -468,10 +474,10 @@ int RunMount(const MountArgs& in) {
 
 int RunUmount(const UmountArgs& args) {
   // A mount made with --overlay is an overlayfs (root's): umount(2) it; the daemon sees it go
-  // and unmounts the FUSE mount under it.
-  constexpr long kOverlayMagic = 0x794c7630;
-  struct statfs fs_info;
-  if (::statfs(args.mountpoint.c_str(), &fs_info) == 0 && fs_info.f_type == kOverlayMagic) {
+  // and unmounts the FUSE mount under it. The mount table, not statfs, says so: a stale overlay
+  // (its daemon killed) answers statfs with ENOTCONN.
+  auto mount = FindMount(AbsolutePath(args.mountpoint));
+  if (mount && mount->fs_type == "overlay") {
     if (::umount2(args.mountpoint.c_str(), args.lazy ? MNT_DETACH : 0) == 0) return 0;
     int err = errno;
     PrintError("could not unmount " + args.mountpoint + ": " + std::strerror(err) +

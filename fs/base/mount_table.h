@@ -1,0 +1,34 @@
+// The mount table (/proc/self/mountinfo), parsed: who is mounted where, with which filesystem.
+//
+// The kernel escapes space, tab, newline and backslash in paths and options as \ooo (octal);
+// entries here hold them unescaped, so a mount point with a space in its name compares equal to
+// the path the caller has.
+//
+// Thread-safety: free functions over a fresh read of the file; safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mmfs {
+
+struct MountEntry {
+  std::string device;         // "MAJ:MIN"
+  std::string mount_point;
+  std::string fs_type;        // "fuse.mmfs", "overlay", ...
+  std::string source;         // what mount(2) was given as the source ("mmfs:/data/x.mmfs")
+  std::string super_options;  // the filesystem's own options ("ro,lowerdir=...")
+};
+
+// Every entry, in the table's order (mounts stacked on one point: the visible one last).
+std::vector<MountEntry> ReadMountTable(const std::string& path = "/proc/self/mountinfo");
+
+// The visible mount at `mount_point` (the last one stacked there), if any.
+std::optional<MountEntry> FindMount(const std::string& mount_point,
+                                    const std::string& table = "/proc/self/mountinfo");
+
+// "\040" -> " " and the like; other text unchanged.
+std::string UnescapeMountField(const std::string& field);
+
+}  // namespace mmfs
