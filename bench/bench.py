@@ -476,7 +476,6 @@ def hint_figures(args, src, dataset, filelist):
     the machine's drift spreads over all three; each cell is the median. A warm run follows an
     untimed epoch that fills the page cache (measure's warm-up)."""
     peer = Mmfs(args.work, dataset, None, [])
-    peer.name = "readahead on"
     runs = {"warm": [], "cold + hint": [], "cold, no hint": []}
     try:
         peer.restart()
@@ -488,7 +487,7 @@ def hint_figures(args, src, dataset, filelist):
                     extra = ("--hint",) if label == "cold + hint" else ()
                     r = measure([peer], "loader-decode", filelist, 1, True, extra, "cloud-volume",
                                 src)
-                runs[label].append(r["readahead on"])
+                runs[label].append(r[peer.name])
     finally:
         peer.stop()
     res = {}
