@@ -76,7 +76,6 @@ class InputsTest : public ::testing::Test {
     options.destination = tmp_ / "out.mmfs";
     return pack::Pack(options, reporter_);
   }
-  // The bytes of `path` in the packed dataset, or "<missing>".
   // The entry at `path` in the packed dataset (opened on first use).
   Result<format::Entry> Find(const std::string& path) {
     if (ds_ == nullptr) {
