@@ -3,8 +3,9 @@
 // Sits below the SSD tier: a host's miss asks the cluster before the origin (the filesystem asks
 // for a whole sample in one multi-get), and what a host reads from the origin is written to the
 // cluster (asynchronously, through a bounded queue, so a slow cluster never slows a reader).
-// Keys are spread over the servers by libmemcached's consistent hashing (ketama): a server that fails is ejected from the ring after two failures
-// and retried every few seconds, so losing one of N servers loses about 1/N of the tier.
+// Keys are spread over the servers by libmemcached's consistent hashing (ketama): a server that
+// fails is ejected from the ring after two failures and retried every few seconds, so losing one
+// of N servers loses about 1/N of the tier.
 //
 // Values: item "mmfs/NS/KEY" holds a 24-byte header (magic, length, xxh3 of the whole value) and
 // the first part of the value; values larger than one item continue in "mmfs/NS/KEY/1", "/2"...
