@@ -48,11 +48,12 @@ class HintChannel {
 
   const std::string& path() const { return fifo_path_; }
 
+  // Removes the FIFO directories of daemons that are gone (killed before they could clean up).
+  static void RemoveStale(const std::string& parent_dir);
+
  private:
   HintChannel() = default;
   void ReadLoop();
-  // Removes the FIFO directories of daemons that are gone (killed before they could clean up).
-  static void RemoveStale(const std::string& parent_dir);
 
   std::string dir_;
   std::string fifo_path_;

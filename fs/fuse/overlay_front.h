@@ -48,9 +48,11 @@ class OverlayFront {
   // are closed, and the FUSE session ends after that.
   void Detach();
 
+  // Detaches the FUSE mounts of daemons that are gone (killed) and removes their directories.
+  static void RemoveStale(const std::string& parent_dir);
+
  private:
   OverlayFront() = default;
-  static void RemoveStale(const std::string& parent_dir);
 
   std::string dir_, fuse_dir_, empty_dir_, mountpoint_, source_;
 };

@@ -42,6 +42,7 @@ class LifecycleTest : public ::testing::Test {
     }
   }
   std::string dst() const { return tmp_ / "data.mmfs"; }
+  std::string StaleOverlayMount();
   std::string mnt() const { return tmp_ / "mnt"; }
   TempDir tmp_;
 };
@@ -339,6 +340,27 @@ TEST_F(LifecycleTest, OverlayFrontKeepsWarmPythonReadsAwayFromTheDaemon) {
   EXPECT_FALSE(std::filesystem::exists(front)) << front << " was left behind";
 }
 
+// Starts an --overlay daemon by hand (ForegroundMount would clean up after it) and kills it with
+// SIGKILL: a stale overlay on mnt() and, under it, the dead daemon's FUSE mount. Returns the
+// dead daemon's front directory, or "" if that did not happen (TearDown kills what is left).
+std::string LifecycleTest::StaleOverlayMount() {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl(MmfsBinary().c_str(), "mmfs", "mount", "-f", "--overlay", dst().c_str(),
+            mnt().c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  bool up = WaitFor([&] { return !OverlayFrontDir(mnt()).empty(); }, 30);
+  const std::string front = OverlayFrontDir(mnt());
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  bool stale = up && WaitFor([&] {
+    struct statfs st;
+    return ::statfs(mnt().c_str(), &st) != 0 && errno == ENOTCONN;
+  }, 20);
+  return stale ? front : "";
+}
+
 TEST_F(LifecycleTest, OverlayFrontDaemonModeUmountAndRecoveryAfterKill9) {
   ASSERT_EQ(::geteuid(), 0u) << "--overlay needs root; the test suite runs as root";
   auto r = RunCommand({MmfsBinary(), "mount", "--overlay", dst(), mnt()}, 60);
@@ -349,23 +371,8 @@ TEST_F(LifecycleTest, OverlayFrontDaemonModeUmountAndRecoveryAfterKill9) {
   EXPECT_FALSE(IsMountPoint(mnt()));
   EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20)) << "daemon did not exit";
 
-  // kill -9 leaves a stale overlay and, under it, the dead daemon's FUSE mount (ForegroundMount
-  // would clean that up; this daemon is started by hand so that the mess stays). TearDown
-  // kills it if an assertion ends the test early.
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl(MmfsBinary().c_str(), "mmfs", "mount", "-f", "--overlay", dst().c_str(),
-            mnt().c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ASSERT_TRUE(WaitFor([&] { return !OverlayFrontDir(mnt()).empty(); }, 30));
-  const std::string dead_front = OverlayFrontDir(mnt());
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-  ASSERT_TRUE(WaitFor([&] {
-    struct statfs st;
-    return ::statfs(mnt().c_str(), &st) != 0 && errno == ENOTCONN;
-  }, 20)) << "the overlay did not go stale";
+  const std::string dead_front = StaleOverlayMount();
+  ASSERT_FALSE(dead_front.empty()) << "no stale overlay to recover from";
   // A new mount detaches the stale overlay and the dead daemon's FUSE mount under it.
   r = RunCommand({MmfsBinary(), "mount", "--overlay", dst(), mnt()}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -380,23 +387,12 @@ TEST_F(LifecycleTest, OverlayFrontDaemonModeUmountAndRecoveryAfterKill9) {
 // ENOTCONN; the mount table still says overlay).
 TEST_F(LifecycleTest, UmountRemovesAStaleOverlay) {
   ASSERT_EQ(::geteuid(), 0u) << "--overlay needs root; the test suite runs as root";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl(MmfsBinary().c_str(), "mmfs", "mount", "-f", "--overlay", dst().c_str(),
-            mnt().c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ASSERT_TRUE(WaitFor([&] { return !OverlayFrontDir(mnt()).empty(); }, 30));
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-  ASSERT_TRUE(WaitFor([&] {
-    struct statfs st;
-    return ::statfs(mnt().c_str(), &st) != 0 && errno == ENOTCONN;
-  }, 20)) << "the overlay did not go stale";
+  const std::string dead_front = StaleOverlayMount();
+  ASSERT_FALSE(dead_front.empty()) << "no stale overlay to remove";
   auto u = RunCommand({MmfsBinary(), "umount", mnt()});
   EXPECT_EQ(u.exit_code, 0) << u.output;
   EXPECT_FALSE(IsMountPoint(mnt()));
-  EXPECT_TRUE(OverlayFrontDir(mnt()).empty());
+  EXPECT_FALSE(std::filesystem::exists(dead_front)) << dead_front << " was left behind";
 }
 
 TEST_F(LifecycleTest, RemountGivesSameInodes) {

@@ -478,7 +478,13 @@ int RunUmount(const UmountArgs& args) {
   // (its daemon killed) answers statfs with ENOTCONN.
   auto mount = FindMount(AbsolutePath(args.mountpoint));
   if (mount && mount->fs_type == "overlay") {
-    if (::umount2(args.mountpoint.c_str(), args.lazy ? MNT_DETACH : 0) == 0) return 0;
+    if (::umount2(args.mountpoint.c_str(), args.lazy ? MNT_DETACH : 0) == 0) {
+      // If its daemon was killed, what it left under /run/mmfs goes too.
+      const std::string run_dir = fs::HintChannel::DefaultParentDir();
+      fs::OverlayFront::RemoveStale(run_dir);
+      fs::HintChannel::RemoveStale(run_dir);
+      return 0;
+    }
     int err = errno;
     PrintError("could not unmount " + args.mountpoint + ": " + std::strerror(err) +
                (err == EBUSY ? " (files still open? try 'mmfs umount -z')" : ""));
