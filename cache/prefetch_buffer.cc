@@ -31,6 +31,7 @@ void PrefetchBuffer::Put(CacheKey key, Blob blob, PrefetchPattern pattern) {
     if (it == held_.end()) continue;  // already taken
     bytes_held_ -= it->second.blob->size();
     C(it->second.pattern).wasted++;
+    if (it->second.claimed) claim_ended_.notify_all();  // a push waiting on it gives up
     held_.erase(it);
   }
   C(pattern).issued++;
@@ -56,13 +57,41 @@ Blob PrefetchBuffer::Take(CacheKey key) {
   Blob blob = std::move(it->second.blob);
   C(it->second.pattern).used++;
   bytes_held_ -= blob->size();
+  const bool claimed = it->second.claimed;
   held_.erase(it);
+  if (claimed) claim_ended_.notify_all();
   return blob;
 }
 
 bool PrefetchBuffer::Contains(CacheKey key) const {
   std::lock_guard<std::mutex> lock(mu_);
   return held_.count(key) > 0 || loading_.count(key) > 0;
+}
+
+Blob PrefetchBuffer::Claim(CacheKey key, bool wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + kMaxWait;
+  for (;;) {
+    auto it = held_.find(key);
+    if (it == held_.end()) return nullptr;
+    if (!it->second.claimed) {
+      it->second.claimed = true;
+      return it->second.blob;
+    }
+    if (!wait || claim_ended_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return nullptr;
+    }
+  }
+}
+
+void PrefetchBuffer::ReleaseClaim(CacheKey key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = held_.find(key);
+    if (it == held_.end()) return;
+    it->second.claimed = false;
+  }
+  claim_ended_.notify_all();
 }
 
 std::vector<CacheKey> PrefetchBuffer::BeginLoad(const std::vector<CacheKey>& keys) {

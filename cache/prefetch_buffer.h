@@ -45,6 +45,12 @@ class PrefetchBuffer {
   // Removes and returns the blob for `key`, waiting if it is being loaded; nullptr if absent.
   Blob Take(CacheKey key);
   bool Contains(CacheKey key) const;  // held or loading
+  // Pushing a blob to its reader ahead of the request (fs/fuse/fuse_ops.cc): the blob for
+  // `key` if it is held and no other push has claimed it, now claimed; nullptr otherwise. With
+  // `wait`, a claim held by another push is waited for (bounded) until the blob is taken or
+  // released. Counts nothing: the pusher then Takes the blob, or releases the claim.
+  Blob Claim(CacheKey key, bool wait);
+  void ReleaseClaim(CacheKey key);
 
   // Prefetch loads announce the keys they will Put (or give up on) so readers can wait.
   // Returns the keys that were not already held or loading (the ones the caller should load).
@@ -59,12 +65,14 @@ class PrefetchBuffer {
   struct Held {
     Blob blob;
     PrefetchPattern pattern;
+    bool claimed = false;
   };
   PrefetchCounters& C(PrefetchPattern p) { return counters_[static_cast<size_t>(p)]; }
 
   const uint64_t budget_;
   mutable std::mutex mu_;
   std::condition_variable loaded_;
+  std::condition_variable claim_ended_;
   std::unordered_map<CacheKey, Held> held_;  // guarded by mu_
   std::unordered_set<CacheKey> loading_;     // guarded by mu_
   std::deque<CacheKey> order_;  // insertion order; may hold keys already taken; guarded by mu_

@@ -752,13 +752,20 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e,
   return wanted;
 }
 
-Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset, size_t size) {
+Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset, size_t size,
+                                         cache::Blob known) {
   ReadData out;
   if (offset >= e.size() || size == 0) return out;
   size_t len = static_cast<size_t>(std::min<uint64_t>(size, e.size() - offset));
   if (e.size() <= options_.max_cached_file_bytes) {
     size_t served_by = 0;
-    auto blob = cache_.Get(e.index, [&] { return LoadForRead(e); }, &served_by);
+    auto blob = cache_.Get(
+        e.index,
+        [&]() -> Result<cache::Blob> {
+          if (known != nullptr) return known;
+          return LoadForRead(e);
+        },
+        &served_by);
     if (offset == 0) {
       // One read of the file, for the what-if curves.
       ram_what_if_.Record(e.index, e.size());
@@ -831,16 +838,51 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
     } else if (!e->is_regular()) {
       result = Status::InvalidArgument("not a regular file");
     } else {
-      PredictAndPrefetch(*e, stream);
-      if (hint_active_.load(std::memory_order_relaxed) && offset == 0) {
-        SubmitPrefetch(hint_.OnRead(e->index), cache::PrefetchPattern::kHint);
-      }
-      result = ReadRegular(*e, offset, size);
+      result = ReadFile(*e, offset, size, stream);
       if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
     }
   }
   if (!result.ok()) timer.Fail();
   return result;
+}
+
+Result<ReadData> Filesystem::ReadFile(const format::Entry& e, uint64_t offset, size_t size,
+                                      uint64_t stream, cache::Blob known) {
+  PredictAndPrefetch(e, stream);
+  if (hint_active_.load(std::memory_order_relaxed) && offset == 0) {
+    SubmitPrefetch(hint_.OnRead(e.index), cache::PrefetchPattern::kHint);
+  }
+  return ReadRegular(e, offset, size, std::move(known));
+}
+
+Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, bool wait) {
+  ReadData out;
+  if (IsSnapshotIno(ino) || ino > dataset_->entry_count()) return out;
+  auto e = EntryForIno(ino);
+  if (!e.ok() || !e->is_regular() || e->size() == 0 || e->size() > max_bytes ||
+      e->size() > options_.max_cached_file_bytes) {
+    return out;
+  }
+  out.owner = prefetch_.Claim(e->index, wait);
+  if (out.owner == nullptr) return ReadData{};
+  out.data = out.owner->data();
+  out.size = out.owner->size();
+  return out;
+}
+
+void Filesystem::EndPush(uint64_t ino, uint64_t stream, cache::Blob claimed, bool stored) {
+  auto e = EntryForIno(ino);
+  if (!e.ok() || claimed == nullptr) return;
+  if (!stored) {
+    prefetch_.ReleaseClaim(e->index);
+    return;
+  }
+  metrics_.pushed_files.fetch_add(1, std::memory_order_relaxed);
+  metrics_.pushed_bytes.fetch_add(claimed->size(), std::memory_order_relaxed);
+  // Out of the buffer (counted used). A READ that raced the push (a reader quicker than a
+  // push after LOOKUP) took it already and did all of what follows.
+  if (prefetch_.Take(e->index) == nullptr) return;
+  (void)ReadFile(*e, 0, e->size(), stream, std::move(claimed));
 }
 
 Result<std::string> Filesystem::ReadLink(uint64_t ino) {
@@ -1032,6 +1074,10 @@ std::string Filesystem::StatsJson() const {
           {"issued_to", hc.issued_to},
           {"unknown_lines", hc.unknown},
           {"off_order_reads", hc.off_order_reads}}},
+        {"pushed",
+         {{"files", metrics_.pushed_files.load(std::memory_order_relaxed)},
+          {"bytes", metrics_.pushed_bytes.load(std::memory_order_relaxed)},
+          {"failed", metrics_.push_failures.load(std::memory_order_relaxed)}}},
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
       {"cluster", ClusterJson()},

@@ -123,6 +123,16 @@ class Filesystem {
   // `stream` names the reader (the caller's pid at the FUSE layer; 0: unknown), whose access
   // pattern drives readahead.
   Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream = 0);
+  // Pushing prefetched files into the kernel's page cache, so that their READ never comes.
+  // ClaimPrefetched gives the whole of `ino` if it is a regular file of at most `max_bytes` that
+  // the prefetcher has loaded, no reader has taken and no other push has claimed (with `wait`,
+  // another push's claim is waited for); empty otherwise, without I/O. EndPush must follow, with
+  // the claimed owner: when `stored`, the kernel holds the bytes and the file is taken as a READ
+  // of all of it would take it (into the cache, the hint and the access patterns advanced;
+  // counted as pushed, not in bytes_served, which counts READ replies); else it stays for its
+  // reader.
+  Result<ReadData> ClaimPrefetched(uint64_t ino, size_t max_bytes, bool wait);
+  void EndPush(uint64_t ino, uint64_t stream, cache::Blob claimed, bool stored);
   // Waits until queued prefetch work is done (tests).
   void DrainPrefetch();
   Result<std::string> ReadLink(uint64_t ino);
@@ -192,7 +202,12 @@ class Filesystem {
   Result<format::Entry> EntryForIno(uint64_t ino) const;
   // A new inode holding a fresh copy of control file `name`.
   Result<Attr> NewSnapshot(std::string_view name);
-  Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size);
+  // `known`: the file's bytes, already at hand (pushed), used instead of loading on a miss.
+  Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size,
+                               cache::Blob known = nullptr);
+  // A read of a regular file: feeds readahead and the hint, then ReadRegular.
+  Result<ReadData> ReadFile(const format::Entry& e, uint64_t offset, size_t size,
+                            uint64_t stream, cache::Blob known = nullptr);
   // The cache's loader: a prefetched copy if there is one, else the sample from its shard.
   Result<cache::Blob> LoadForRead(const format::Entry& e);
   // Reads `members` (SampleMembers(e)) in one origin read; returns e's bytes.

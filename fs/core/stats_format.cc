@@ -116,6 +116,12 @@ std::string PrometheusFromStats(const nlohmann::json& j) {
                  p.value(outcome, 0.0));
       }
     }
+    const auto& pushed = j["readahead"].value("pushed", nlohmann::json::object());
+    w.Single("mmfs_pushed_files_total", "counter",
+             "Prefetched files stored in the kernel's page cache before their READ.", ds,
+             pushed.value("files", 0.0));
+    w.Single("mmfs_pushed_bytes_total", "counter", "Bytes of the pushed files.", ds,
+             pushed.value("bytes", 0.0));
   }
   if (j.contains("cluster") && j["cluster"].value("enabled", false)) {
     const auto& c = j["cluster"];

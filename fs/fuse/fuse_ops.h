@@ -4,7 +4,8 @@
 // What the kernel may cache it is told to cache (the data never changes): long entry and attribute
 // timeouts, negative entries, cached directory listings; `open` answers ENOSYS where the kernel
 // supports no_open, so warm reads never reach the daemon; `flush` is deliberately not implemented
-// (even a no-op costs a round trip per close).
+// (even a no-op costs a round trip per close). A file the prefetcher has loaded is pushed into
+// the page cache right after its LOOKUP reply, so its READ never comes.
 //
 // Thread-safety: callbacks run on libfuse's worker threads; they share only the Filesystem.
 #pragma once
@@ -36,6 +37,10 @@ struct FuseOpsConfig {
   unsigned read_ahead_kb = 0;  // 0 keeps the kernel's default (128 KiB)
   std::string read_ahead_sysfs_path;
   unsigned effective_read_ahead_kb = 128;  // set at INIT; the largest READ the kernel sends
+  // Push prefetched files into the kernel's page cache when they are looked up (see OnLookup);
+  // needs `session` (set by the server once the session exists).
+  bool push_prefetched = true;
+  fuse_session* session = nullptr;
 };
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.

@@ -49,6 +49,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   if (server->session_ == nullptr) {
     return Status::InvalidArgument("libfuse refused the mount options '" + opts + "'");
   }
+  config->session = server->session_;
   if (options.overlay_front) {
     if (::geteuid() != 0) {
       return Status::InvalidArgument("--overlay needs root (it mounts an overlayfs)");

@@ -55,5 +55,34 @@ TEST(PrefetchBufferTest, ReaderWaitsForALoadInFlightAndCountsLate) {
   EXPECT_EQ(buf.Take(6), nullptr);  // the load gave up on 6: no wait, no blob
 }
 
+TEST(PrefetchBufferTest, OnePushClaimsABlobAtATimeAndCountsNothing) {
+  PrefetchBuffer buf(1 << 20);
+  buf.Put(1, B(10), PrefetchPattern::kHint);
+  buf.Put(2, B(10), PrefetchPattern::kHint);
+  EXPECT_EQ(buf.Claim(3, false), nullptr);  // not held
+  Blob first = buf.Claim(1, false);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(buf.Claim(1, false), nullptr);  // claimed by the first push
+  EXPECT_TRUE(buf.Contains(1));             // still there for a reader
+  buf.ReleaseClaim(1);                      // that push failed: the next may try
+  EXPECT_EQ(buf.Claim(1, false), first);
+  // A waiting claim ends when the holder takes the blob (its push worked): nothing left to do.
+  Blob waited = B(1);
+  std::thread second([&] { waited = buf.Claim(1, true); });
+  EXPECT_EQ(buf.Take(1), first);
+  second.join();
+  EXPECT_EQ(waited, nullptr);
+  // ... or gets the blob when the holder releases it.
+  ASSERT_NE(buf.Claim(2, false), nullptr);
+  std::thread third([&] { waited = buf.Claim(2, true); });
+  buf.ReleaseClaim(2);
+  third.join();
+  EXPECT_NE(waited, nullptr);
+  PrefetchCounters c = buf.Counters(PrefetchPattern::kHint);
+  EXPECT_EQ(c.used, 1u);  // only the Take
+  EXPECT_EQ(c.late, 0u);
+  EXPECT_EQ(c.wasted, 0u);
+}
+
 }  // namespace
 }  // namespace mmfs::cache

@@ -287,6 +287,38 @@ TEST_F(FilesystemTest, HintedShuffledOrderIsPrefetchedAheadOfTheReader) {
   EXPECT_EQ(j["readahead"]["patterns"]["sequential"]["issued"], 0);
 }
 
+TEST_F(FilesystemTest, PrefetchedFilesAreClaimedForAPushAndCountedOnceStored) {
+  fs_->BeginHint();
+  fs_->AddHintLines({"many/1000.txt", "many/1001.txt", "many/1002.txt"});
+  fs_->EndHint();
+  fs_->DrainPrefetch();
+  const uint64_t a = Walk("many/1000.txt").ino, b = Walk("many/1001.txt").ino;
+  EXPECT_EQ(fs_->ClaimPrefetched(Walk("many/1003.txt").ino, 1 << 20, false)->size, 0u)
+      << "not prefetched: nothing to push";
+  EXPECT_EQ(fs_->ClaimPrefetched(a, 0, false)->size, 0u) << "larger than the push limit";
+  EXPECT_EQ(fs_->ClaimPrefetched(Walk("many").ino, 1 << 20, false)->size, 0u);
+  auto claimed = fs_->ClaimPrefetched(a, 1 << 20, false);
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_EQ(std::string(claimed->data, claimed->size), "0");
+  EXPECT_EQ(fs_->ClaimPrefetched(a, 1 << 20, false)->size, 0u) << "one push at a time";
+  fs_->EndPush(a, 42, claimed->owner, /*stored=*/true);
+  // b's push fails (the kernel did not know the inode yet): b waits for its reader.
+  auto failed = fs_->ClaimPrefetched(b, 1 << 20, false);
+  ASSERT_EQ(failed->size, 1u);
+  fs_->EndPush(b, 42, failed->owner, /*stored=*/false);
+  EXPECT_EQ(std::string(fs_->Read(b, 0, 64, 42)->data, 1), "1");
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["readahead"]["pushed"]["files"], 1) << j.dump(2);
+  EXPECT_EQ(j["readahead"]["pushed"]["bytes"], 1);
+  EXPECT_EQ(j["readahead"]["patterns"]["hint"]["used"], 2);
+  EXPECT_EQ(j["readahead"]["hint"]["cursor"], 2) << "the pushed file moved the hint on";
+  EXPECT_EQ(j["origin"]["reads"], 0);
+  EXPECT_EQ(j["requests"]["read"]["count"], 1) << "a push is not a READ";
+  EXPECT_EQ(j["bytes_served"], 1);
+  // The pushed file is in the RAM tier now, as if read.
+  EXPECT_EQ(j["cache"]["tiers"][0]["inserts"], 2);
+}
+
 TEST_F(FilesystemTest, NoHintFileWithoutAChannelOrWithReadaheadOff) {
   auto control = *fs_->Lookup(kRootIno, kControlDirName);
   EXPECT_EQ(fs_->Lookup(control.ino, kHintFileName).status().code(), StatusCode::kNotFound);

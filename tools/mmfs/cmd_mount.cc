@@ -61,6 +61,7 @@ struct ParsedOptions {
   fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
   bool nonempty = false;
   bool hint = true;
+  bool push = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
 };
 
@@ -117,6 +118,9 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     } else if (key == "hint") {
       if (value != "on" && value != "off") return Status::InvalidArgument("hint must be on or off");
       out->hint = value == "on";
+    } else if (key == "push") {
+      if (value != "on" && value != "off") return Status::InvalidArgument("push must be on or off");
+      out->push = value == "on";
     } else if (key == "nonempty") {
       out->nonempty = true;
     } else if (key == "overlay") {
@@ -345,6 +349,7 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   config.uid = ::getuid();
   config.gid = ::getgid();
   config.readdirplus = opts.readdirplus;
+  config.push_prefetched = opts.push;
   auto server = fs::FuseServer::Mount(&config, opts.mount);
   if (!server.ok()) {
     report(server.status().message());

@@ -126,6 +126,14 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                   Percent(used, issued).c_str(), FormatCount(pm.at("wasted").get<uint64_t>()).c_str(),
                   FormatCount(pm.value("late", uint64_t{0})).c_str());
     }
+    if (ra.contains("pushed") && ra.at("pushed").value("files", uint64_t{0}) > 0) {
+      const auto& p = ra.at("pushed");
+      std::printf("    pushed         %s files (%s) into the page cache before their READ, %s "
+                  "refused\n",
+                  FormatCount(p.at("files").get<uint64_t>()).c_str(),
+                  FormatBytes(p.at("bytes").get<uint64_t>()).c_str(),
+                  FormatCount(p.at("failed").get<uint64_t>()).c_str());
+    }
     if (ra.contains("hint") && ra.at("hint").value("orders", uint64_t{0}) > 0) {
       const auto& h = ra.at("hint");
       std::printf("    hint order     %s files, readers at %s, %s orders received, %s lines named "
