@@ -12,6 +12,7 @@ from the disk with the blkio cgroup (v1): the reader processes for the native fo
 squashfs, the daemon for FUSE peers. Results: bench/results/<timestamp>.jsonl and latest.md.
 """
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -101,11 +102,11 @@ def evacuate(cgroup, root):
 
 
 class V1Cgroup:
-    """A cgroup (v1) named mmfs-bench in one hierarchy; processes are added by pid."""
+    """A cgroup (v1) named `name` in one hierarchy; processes are added by pid."""
 
-    def __init__(self, hierarchy):
+    def __init__(self, hierarchy, name="mmfs-bench"):
         self.root = f"/sys/fs/cgroup/{hierarchy}"
-        self.path = f"{self.root}/mmfs-bench"
+        self.path = f"{self.root}/{name}"
 
     def write(self, name, value):
         with open(f"{self.path}/{name}", "w") as f:
@@ -331,8 +332,8 @@ def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=No
 class MemoryLimit(V1Cgroup):
     """Its processes may use at most `limit` bytes, page cache included (memory cgroup v1)."""
 
-    def __init__(self, limit):
-        super().__init__("memory")
+    def __init__(self, limit, name="mmfs-bench"):
+        super().__init__("memory", name)
         self.limit = limit
 
     def __enter__(self):
@@ -368,7 +369,9 @@ def memory_limited_epochs(args, src, dataset, filelist, profile):
     Both get the loader's own footprint (measured first) plus half the dataset for data:
     native: the reader's memory cgroup is footprint + half, so its page cache thrashes.
     mmfs: the daemon's RAM tier is half; the reader's cgroup is footprint + 256 MiB (the mount's
-    page cache), so mmfs uses at most the same memory plus 256 MiB.
+    page cache), and the daemon's own is its size at start + half + 128 MiB, which also holds the
+    page cache of the files it pushes (charged to the daemon, not the reader). So mmfs uses at
+    most the same memory plus 384 MiB and the daemon's size at start.
     """
     size = dir_bytes(src)
     half = size // 2
@@ -385,9 +388,16 @@ def memory_limited_epochs(args, src, dataset, filelist, profile):
         peer.start()
         try:
             run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
-            with Throttle(src, bps, iops) as throttle, MemoryLimit(limit) as mem:
+            daemon_limit = None
+            if peer.daemon_pid():
+                daemon_limit = peak_rss(peer.daemon_pid()) + half + (128 << 20)
+            with contextlib.ExitStack() as stack:
+                throttle = stack.enter_context(Throttle(src, bps, iops))
+                mem = stack.enter_context(MemoryLimit(limit))
                 if peer.daemon_pid():
                     throttle.add(peer.daemon_pid())
+                    stack.enter_context(
+                        MemoryLimit(daemon_limit, "mmfs-bench-daemon")).add(peer.daemon_pid())
                 cmd = [PY, WORKLOADS, "loader-raw", peer.root, filelist, "--epochs", "3"]
 
                 def enter():
@@ -400,6 +410,8 @@ def memory_limited_epochs(args, src, dataset, filelist, profile):
             r["seconds"] = sum(r["epoch_seconds"][1:]) / 2
             r["memory_limit"] = limit
             r["loader_footprint"] = footprint
+            if daemon_limit is not None:
+                r["daemon_memory_limit"] = daemon_limit
             if peer.daemon_pid():
                 r["daemon_peak_rss"] = peak_rss(peer.daemon_pid())
             results[peer.name] = r
