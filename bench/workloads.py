@@ -12,7 +12,9 @@ relative paths of the image files (one per line, pack order). Workloads:
   seqread-alt    the same split over 2 reader processes taking alternate batches of 64 samples
   loader-raw     one DataLoader epoch (num_workers=2, batch 64, shuffle): image bytes + caption
   loader-decode  the same, decoding with PIL and resizing to 224x224
-                 (--hint: the sampler writes each epoch's order to ROOT/.mmfs/hint)
+                 (--hint: the sampler writes each epoch's order to ROOT/.mmfs/hint;
+                 --list-first: os.walk ROOT/train before the timer starts, as
+                 torchvision's ImageFolder does when the dataset is built)
 """
 import argparse
 import json
@@ -60,10 +62,15 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--hint", action="store_true")
+    ap.add_argument("--list-first", action="store_true")
     args = ap.parse_args()
     with open(args.filelist) as f:
         rel = [line.rstrip("\n") for line in f if line.strip()]
     images = [os.path.join(args.root, r) for r in rel]
+    if args.list_first:
+        listed = sum(len(fs) for _, _, fs in os.walk(os.path.join(args.root, "train")))
+        if listed < len(images):
+            sys.exit(f"--list-first: {listed} files under {args.root}/train, fewer than the list")
     result = {"workload": args.workload}
     start = time.monotonic()
     if args.workload == "list":

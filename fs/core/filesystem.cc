@@ -76,6 +76,7 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
   }
   // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
   dataset_->AdviseRandomAccess();
+  if (options_.direct_reads) dataset_->EnableDirectReads();
   warm_thread_ = std::thread([this] { WarmLoop(); });
   if (options_.readahead && options_.prefetch_threads > 0) {
     workers_ = std::make_unique<cache::PrefetchWorkers>(
@@ -172,15 +173,14 @@ void Filesystem::ReadCoalesced(
       end = entries[j].record.data_offset + entries[j].size();
       ++j;
     }
-    // Not zero-filled: the read overwrites it (callgrind: zeroing cost as much as hashing).
     const size_t span = end - start;
-    auto raw = std::make_unique_for_overwrite<char[]>(span);
-    if (dataset_->ReadShardRange(entries[i].record.shard, start, span, raw.get()).ok()) {
+    auto raw = dataset_->ReadShardSpan(entries[i].record.shard, start, span);
+    if (raw.ok()) {
       prefetch_reads_.fetch_add(1, std::memory_order_relaxed);
       prefetch_bytes_.fetch_add(span, std::memory_order_relaxed);
       if (options_.drop_origin_pages) dataset_->NoteOriginRead(entries[i].record.shard, span);
       for (size_t m = i; m < j; ++m) {
-        std::string_view bytes(raw.get() + (entries[m].record.data_offset - start),
+        std::string_view bytes(raw->data() + (entries[m].record.data_offset - start),
                                entries[m].size());
         // Damaged files are not loaded ahead; their own reads report them.
         if (XXH3_64bits(bytes.data(), bytes.size()) != entries[m].record.checksum) continue;
@@ -725,15 +725,13 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e,
                                            const std::vector<format::Entry>& members) {
   const uint64_t start = members.front().record.data_offset;
   const uint64_t span = members.back().record.data_offset + members.back().size() - start;
-  // Not zero-filled: the read overwrites it (callgrind: zeroing cost as much as hashing).
-  auto raw = std::make_unique_for_overwrite<char[]>(span);
-  Status s = dataset_->ReadShardRange(e.record.shard, start, span, raw.get());
-  if (!s.ok()) return CountError(s);
+  auto raw = dataset_->ReadShardSpan(e.record.shard, start, span);
+  if (!raw.ok()) return CountError(raw.status());
   origin_reads_.fetch_add(1, std::memory_order_relaxed);
   origin_bytes_.fetch_add(span, std::memory_order_relaxed);
   cache::Blob wanted;
   for (const format::Entry& m : members) {
-    std::string_view bytes(raw.get() + (m.record.data_offset - start), m.size());
+    std::string_view bytes(raw->data() + (m.record.data_offset - start), m.size());
     Status intact = dataset_->CheckSum(m, XXH3_64bits(bytes.data(), bytes.size()));
     if (m.index == e.index) {
       if (!intact.ok()) return CountError(intact);

@@ -71,6 +71,9 @@ struct FilesystemOptions {
   // Drop a shard's page-cache pages once their file is verified and cached: the bytes are then
   // held by the kernel's cache of the mount and the RAM tier, not a third time (docs/cache.md).
   bool drop_origin_pages = true;
+  // Read samples from the shards with O_DIRECT where the filesystem allows it: no page cache
+  // work and no kernel copy for bytes the tiers keep anyway (format/dataset.h).
+  bool direct_reads = true;
   // Readahead: a miss loads the file's whole sample (k.jpg brings k.txt, k.json) in one read and
   // keeps the other members in the prefetch buffer for their reader.
   bool readahead = true;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,6 +37,23 @@ struct Entry {
   // Directories: [first_child, first_child + child_count).
   uint64_t first_child() const { return record.data_offset; }
   uint64_t child_count() const { return record.size; }
+};
+
+// Bytes read from a shard: [data(), data() + size()) inside a buffer it owns, which may hold
+// more around them (whole blocks, for direct reads).
+class ShardBytes {
+ public:
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  friend class Dataset;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> buffer_;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 class Dataset {
@@ -71,6 +89,14 @@ class Dataset {
   // Reads `len` raw bytes at `offset` of shard `shard` (several files of one sample at once).
   // REQUIRES: the range lies inside the shard (as for any validated entry's bytes).
   Status ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const;
+  // The same range in a buffer of the dataset's choosing: with direct reads on (below) the
+  // whole aligned blocks around it are read past the page cache into an aligned buffer, which
+  // saves the kernel's copy and the page cache's work for bytes that mmfs caches itself.
+  Result<ShardBytes> ReadShardSpan(uint32_t shard, uint64_t offset, size_t len) const;
+  // Opens the shards a second time with O_DIRECT for ReadShardSpan; call before any read. Where
+  // the filesystem refuses O_DIRECT (at open or at the first read) reads stay buffered.
+  void EnableDirectReads();
+  bool direct_reads() const { return direct_ok_.load(std::memory_order_relaxed); }
   // Counts `bytes` read from `shard` by the caller; every kDropEveryBytes it advises the kernel
   // to drop the shard's whole page cache. mmfs keeps its own copies, so the shard's page cache
   // is a third copy of the same bytes. Per-file advice does not work: the page cache holds large
@@ -98,6 +124,8 @@ class Dataset {
   const char* strings_ = nullptr;  // points into index_map_
   uint64_t strings_size_ = 0;
   std::vector<UniqueFd> shard_fds_;
+  std::vector<UniqueFd> direct_fds_;  // O_DIRECT; empty unless EnableDirectReads worked
+  mutable std::atomic<bool> direct_ok_{false};
   // Bytes read from each shard since its page cache was last dropped.
   mutable std::unique_ptr<std::atomic<uint64_t>[]> since_drop_;
 };

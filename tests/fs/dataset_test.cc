@@ -108,6 +108,33 @@ TEST_F(DatasetTest, ShardsAreValidLmdbThatLmdbToolsRead) {
   mdb_env_close(env);
 }
 
+TEST_F(DatasetTest, DirectAndBufferedSpansReadTheSameBytesUpToTheShardsEnd) {
+  auto buffered = Open();
+  auto direct = Open();
+  ASSERT_TRUE(buffered && direct);
+  direct->EnableDirectReads();
+  // /tmp here is ext4, which takes O_DIRECT; where it is not, both read buffered.
+  std::cerr << "direct reads: " << (direct->direct_reads() ? "on" : "off (filesystem refused)")
+            << "\n";
+  const std::string shard = testing::ReadFile(dst() + "/" + buffered->manifest().shards[0].file);
+  ASSERT_GT(shard.size(), 9000u);
+  // Unaligned starts and ends, a range across a block boundary, one byte, and the shard's last
+  // bytes (its size need not be a multiple of the block size: a short direct read).
+  const std::pair<uint64_t, size_t> ranges[] = {
+      {0, 1}, {1, 4095}, {4090, 20}, {4096, 4096}, {5000, 3000}, {shard.size() - 7, 7},
+      {0, shard.size()}};
+  for (const auto& [offset, len] : ranges) {
+    for (const Dataset* ds : {buffered.get(), direct.get()}) {
+      auto got = ds->ReadShardSpan(0, offset, len);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_EQ(std::string(got->data(), got->size()), shard.substr(offset, len))
+          << offset << "+" << len;
+    }
+  }
+  EXPECT_FALSE(direct->ReadShardSpan(0, shard.size() - 7, 8).ok()) << "past the end";
+  EXPECT_FALSE(direct->ReadShardSpan(9, 0, 1).ok()) << "no such shard";
+}
+
 TEST_F(DatasetTest, ForeignDirectoryIsAClearError) {
   auto r = Dataset::Open(tmp_ / "src");
   ASSERT_FALSE(r.ok());

@@ -118,6 +118,9 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     } else if (key == "hint") {
       if (value != "on" && value != "off") return Status::InvalidArgument("hint must be on or off");
       out->hint = value == "on";
+    } else if (key == "direct") {
+      if (value != "on" && value != "off") return Status::InvalidArgument("direct must be on or off");
+      out->fs.direct_reads = value == "on";
     } else if (key == "push") {
       if (value != "on" && value != "off") return Status::InvalidArgument("push must be on or off");
       out->push = value == "on";

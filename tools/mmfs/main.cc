@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
       "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty, overlay,\n"
       "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README),\n"
       "  push=on|off (prefetched files go into the page cache at lookup, sparing a READ),\n"
+      "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
