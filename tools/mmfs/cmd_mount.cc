@@ -65,6 +65,13 @@ struct ParsedOptions {
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
 };
 
+// An on|off option's value; `name` is how the user spelled the option, for the error.
+Result<bool> ParseOnOff(std::string_view name, const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  return Status::InvalidArgument(std::string(name) + " must be on or off, not '" + value + "'");
+}
+
 Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
   std::vector<std::string> items;
   for (const std::string& group : args.options) {
@@ -104,8 +111,7 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
         return Status::InvalidArgument("readdirplus must be off, auto or always");
       }
     } else if (key == "readahead") {
-      if (value != "on" && value != "off") return Status::InvalidArgument("readahead must be on or off");
-      out->fs.readahead = value == "on";
+      MMFS_ASSIGN_OR_RETURN(out->fs.readahead, ParseOnOff(key, value));
     } else if (key == "cluster_cache") {
       MMFS_ASSIGN_OR_RETURN(out->cluster_servers, cache::ClusterTier::ParseServers(value));
       in_cluster_list = true;
@@ -116,14 +122,11 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
       out->cluster_servers.push_back(item);
       continue;
     } else if (key == "hint") {
-      if (value != "on" && value != "off") return Status::InvalidArgument("hint must be on or off");
-      out->hint = value == "on";
+      MMFS_ASSIGN_OR_RETURN(out->hint, ParseOnOff(key, value));
     } else if (key == "direct") {
-      if (value != "on" && value != "off") return Status::InvalidArgument("direct must be on or off");
-      out->fs.direct_reads = value == "on";
+      MMFS_ASSIGN_OR_RETURN(out->fs.direct_reads, ParseOnOff(key, value));
     } else if (key == "push") {
-      if (value != "on" && value != "off") return Status::InvalidArgument("push must be on or off");
-      out->push = value == "on";
+      MMFS_ASSIGN_OR_RETURN(out->push, ParseOnOff(key, value));
     } else if (key == "nonempty") {
       out->nonempty = true;
     } else if (key == "overlay") {
@@ -154,10 +157,7 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
   if (args.threads > 0) out->mount.max_threads = args.threads;
   if (args.overlay) out->mount.overlay_front = true;
   if (!args.readahead.empty()) {
-    if (args.readahead != "on" && args.readahead != "off") {
-      return Status::InvalidArgument("--readahead must be on or off");
-    }
-    out->fs.readahead = args.readahead == "on";
+    MMFS_ASSIGN_OR_RETURN(out->fs.readahead, ParseOnOff("--readahead", args.readahead));
   }
   return Status::Ok();
 }
