@@ -286,7 +286,7 @@ Result<ShardBytes> Dataset::ReadShardSpan(uint32_t shard, uint64_t offset, size_
   // Not zero-filled: the read overwrites it (callgrind: zeroing cost as much as hashing).
   out.buffer_.reset(static_cast<char*>(std::malloc(len > 0 ? len : 1)));
   if (out.buffer_ == nullptr) return Status::ResourceExhausted("out of memory reading " + path());
-  MMFS_RETURN_IF_ERROR(PreadFull(shard_fds_[shard].get(), out.buffer_.get(), len, offset, path()));
+  MMFS_RETURN_IF_ERROR(ReadShardRange(shard, offset, len, out.buffer_.get()));
   out.data_ = out.buffer_.get();
   return out;
 }
