@@ -2,7 +2,8 @@
 # test-deb.sh [BUILD_DIR]: the path a training host takes, end to end. Builds the .deb with CPack,
 # installs it with apt-get, packs a small dataset with the installed mmfs, mounts it through an
 # /etc/fstab line with mount(8), reads it back (diff -r), unmounts it with umount(8), checks the
-# man pages, completion and systemd unit, and purges the package. Needs root; leaves the machine
+# man pages, completion and systemd unit, checks that `cmake --install` gives the same files and a
+# working mmfs (packaging/test-install.sh), and purges the package. Needs root; leaves the machine
 # as it found it (fstab line, mount and package removed even on failure).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +53,9 @@ diff -r "$work/src" "$work/mnt"
 /usr/bin/mmfs stats "$work/mnt" | head -3
 umount "$work/mnt"
 ! mountpoint -q "$work/mnt"
+
+step "cmake --install of the same build: the same files, and a working mmfs from the prefix"
+bash "$repo/packaging/test-install.sh" "$build" "$deb"
 
 step "purge"
 apt-get purge -y -q mmfs > /dev/null

@@ -3,21 +3,26 @@
 # generate a sample image-caption dataset, pack it, mount it, train-read it with torchvision
 # ImageFolder + DataLoader, show `mmfs stats`, unmount.
 #   bash tools/demo.sh                 (MMFS_DEMO_DIR=/tmp/mmfs-demo, MMFS_DEMO_SAMPLES=2000)
+# It installs only what it runs (tools/install-deps.sh --demo) and builds only the two programs it
+# runs (the `demo` preset: mmfs and mmfs-gen-dataset, no tests, warnings not errors) in build/demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 demo=${MMFS_DEMO_DIR:-/tmp/mmfs-demo}
 samples=${MMFS_DEMO_SAMPLES:-2000}
+started=$SECONDS
 
-bash tools/install-deps.sh
-cmake --preset release > /dev/null
-cmake --build --preset release -j "$(nproc)"
-mmfs=$repo/build/release/mmfs
+echo "== installing Debian packages (tools/install-deps.sh --demo)"
+bash tools/install-deps.sh --demo
+echo "== building mmfs and mmfs-gen-dataset (cmake --preset demo, in build/demo)"
+cmake --preset demo > /dev/null
+cmake --build --preset demo -j "$(nproc)"
+mmfs=$repo/build/demo/mmfs
 
 mkdir -p "$demo"
 if [[ ! -d "$demo/src/train" ]]; then
   echo "== generating $samples samples (real JPEGs + captions) in $demo/src"
-  "$repo/build/release/mmfs-gen-dataset" "$demo/src" --samples "$samples" --classes 10
+  "$repo/build/demo/mmfs-gen-dataset" "$demo/src" --samples "$samples" --classes 10
 fi
 echo "== mmfs pack $demo/src $demo/data.mmfs"
 "$mmfs" pack --force "$demo/src" "$demo/data.mmfs"
@@ -35,4 +40,5 @@ echo "== mmfs stats $demo/mnt"
 echo "== mmfs umount $demo/mnt"
 "$mmfs" umount "$demo/mnt"
 trap - EXIT
-echo "demo done: dataset in $demo/data.mmfs"
+elapsed=$((SECONDS - started))
+echo "demo done in $((elapsed / 60)) min $((elapsed % 60)) s: dataset in $demo/data.mmfs, mmfs in $mmfs"

@@ -1,31 +1,51 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package mmfs needs to build, test, run the demo and the benchmarks.
+# Installs the Debian 12 packages mmfs needs, on a machine that has nothing else: the fresh-root
+# check (tools/fresh-check.sh) runs this in a `debootstrap --variant=minbase bookworm` root, so a
+# package missing here fails CI.
+#   bash tools/install-deps.sh           build, demo and every test (the README test command)
+#   bash tools/install-deps.sh --demo    only what tools/demo.sh needs: build mmfs, read with torch
+#   bash tools/install-deps.sh --bench   everything, plus the benchmark peers and profilers
 # Run as root. Safe to run again: apt-get skips what is already installed.
+#
+# pkg-config modules pull in others through Requires/Requires.private, and CMake's
+# pkg_check_modules fails when any of them is missing, even though mmfs never links it directly:
+#   libmemcached -> libsasl2 (libsasl2-dev, a dependency of libmemcached-dev), libcrypto (libssl-dev,
+#   NOT a dependency: listed here); libpng -> zlib (zlib1g-dev). spdlog's CMake package needs fmt.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-packages=(
+profile=${1:---all}
+demo=(
   # build
   build-essential cmake pkg-config
-  # required libraries
-  libfuse3-dev fuse3 liblmdb-dev lmdb-utils libturbojpeg0-dev libxxhash-dev
-  libspdlog-dev libfmt-dev libgtest-dev libcli11-dev nlohmann-json3-dev
-  # tar / tar.gz inputs (WebDataset, img2dataset); PNG and WebP checks
-  libarchive-dev libpng-dev libwebp-dev libcsv-dev
-  # the cluster cache tier, and the servers its tests start
-  libmemcached-dev memcached
-  # the Debian package: man pages from --help, the completion it installs
-  help2man bash-completion dpkg-dev
+  # required libraries, and what their pkg-config files require
+  libfuse3-dev fuse3 liblmdb-dev libturbojpeg0-dev libxxhash-dev
+  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libarchive-dev libpng-dev zlib1g-dev libwebp-dev libcsv-dev
+  libmemcached-dev libssl-dev
+  # the demo's loader
+  python3 python3-torch python3-torchvision python3-pil python3-numpy
+)
+tests=(
+  libgtest-dev
+  # the shards' own tools (a test reads a shard with mdb_stat), the cluster tier's servers
+  lmdb-utils memcached
+  # the Debian package: cpack's dpkg-shlibdeps (needs file), man pages from --help (help2man) and
+  # their check (man-db), the completion it installs
+  help2man man-db file dpkg-dev bash-completion
   # mmfs stats --plot draws with gnuplot
   gnuplot-nox
   # libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
   clang libclang-rt-14-dev
-  # real loaders for the mount tests and the demo
-  python3 python3-torch python3-torchvision python3-pil python3-numpy
-  # clients the tests read the mount with
-  diffutils findutils util-linux fio
+  # clients the tests read the mount with, and what the tests run them with
+  diffutils findutils util-linux mount tar gzip fio
+  # the fresh-root check: a minimal Debian root, made from the machine's own mirror
+  debootstrap
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(squashfs-tools squashfuse time linux-perf valgrind)
-fi
+case "$profile" in
+  --demo) packages=("${demo[@]}") ;;
+  --all) packages=("${demo[@]}" "${tests[@]}") ;;
+  --bench) packages=("${demo[@]}" "${tests[@]}" squashfs-tools squashfuse time linux-perf valgrind) ;;
+  *) echo "usage: $0 [--demo | --all | --bench]" >&2; exit 2 ;;
+esac
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${packages[@]}"

@@ -1,36 +1,79 @@
 #!/usr/bin/env bash
-# Installs what mmfs needs, then builds and runs every test three times: a release build, an
-# ASan+UBSan build and a TSan build; then the libFuzzer targets, each for a bounded time
-# (MMFS_FUZZ_SECONDS, default 30). Mount tests need /dev/fuse and run as root.
-#   bash tools/run-tests.sh            everything
-#   MMFS_BUILDS="release" bash tools/run-tests.sh    only some builds
+# The README test command (and CI): installs what mmfs needs, then runs each stage in turn and
+# prints how long each took. Mount tests need /dev/fuse and run as root.
+#   release  the release preset: every test (ctest), then the package test (.deb built, installed,
+#            mounted from /etc/fstab, purged) and `cmake --install` into a prefix, run from there
+#   plain    `cmake -DCMAKE_BUILD_TYPE=Release` as a user or packager types it (GCC -O3), with
+#            -DMMFS_WERROR=ON so that a warning at -O3 fails here, not on their machine
+#   asan     ASan+UBSan build, every test
+#   tsan     TSan build, every test
+#   fuzz     the libFuzzer targets, MMFS_FUZZ_SECONDS (30) each
+#   fresh    the README Quick start in fresh Debian 12 minbase roots (tools/fresh-check.sh)
+#
+#   bash tools/run-tests.sh                              every stage
+#   MMFS_BUILDS="release asan" bash tools/run-tests.sh   some stages
+#   MMFS_CTEST_LABEL=unit ...                            only the tests with that ctest label
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh
 jobs=$(nproc)
-builds=${MMFS_BUILDS:-"release asan tsan fuzz"}
+stages=${MMFS_BUILDS:-"release plain asan tsan fuzz fresh"}
+label=${MMFS_CTEST_LABEL:-}
 status=0
-for preset in $builds; do
-  echo "=== build: $preset"
-  if [[ "$preset" == fuzz ]]; then
-    cmake --preset fuzz -DMMFS_FUZZ_SECONDS="${MMFS_FUZZ_SECONDS:-30}" > /dev/null
-  else
-    cmake --preset "$preset" > /dev/null
-  fi
-  cmake --build --preset "$preset" -j "$jobs"
-  echo "=== test: $preset"
-  case "$preset" in
-    asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
-    tsan) export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" ;;
+timings=()
+total_start=$SECONDS
+
+stage_start=$SECONDS
+bash tools/install-deps.sh
+timings+=("$(printf '%-10s %5d s' install $((SECONDS - stage_start)))")
+
+run_ctest() {
+  local preset=$1
+  local args=(--test-dir "build/$preset" --output-on-failure -j "$jobs")
+  [[ -n $label ]] && args+=(-L "$label")
+  ctest "${args[@]}"
+}
+
+for stage in $stages; do
+  stage_start=$SECONDS
+  result=ok
+  echo "=== stage: $stage"
+  case "$stage" in
+    release | asan | tsan)
+      cmake --preset "$stage" > /dev/null
+      cmake --build --preset "$stage" -j "$jobs"
+      case "$stage" in
+        asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
+        tsan) export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" ;;
+      esac
+      run_ctest "$stage" || { echo "=== FAILED: tests in the $stage build"; result=FAILED; }
+      unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+      if [[ $stage == release ]]; then
+        echo "=== package: build, install, mount from /etc/fstab, purge; cmake --install into a prefix"
+        bash packaging/test-deb.sh build/release || { echo "=== FAILED: package test"; result=FAILED; }
+      fi
+      ;;
+    plain)
+      cmake -S . -B build/plain-release -DCMAKE_BUILD_TYPE=Release -DMMFS_WERROR=ON > /dev/null
+      cmake --build build/plain-release -j "$jobs" || { echo "=== FAILED: plain Release build"; result=FAILED; }
+      if [[ $result == ok ]]; then
+        bash packaging/test-install.sh build/plain-release || { echo "=== FAILED: install test"; result=FAILED; }
+      fi
+      ;;
+    fuzz)
+      cmake --preset fuzz -DMMFS_FUZZ_SECONDS="${MMFS_FUZZ_SECONDS:-30}" > /dev/null
+      cmake --build --preset fuzz -j "$jobs"
+      run_ctest fuzz || { echo "=== FAILED: fuzz targets"; result=FAILED; }
+      ;;
+    fresh)
+      bash tools/fresh-check.sh || { echo "=== FAILED: fresh-root check"; result=FAILED; }
+      ;;
+    *) echo "=== unknown stage '$stage' (release plain asan tsan fuzz fresh)"; result=FAILED ;;
   esac
-  if ! ctest --test-dir "build/$preset" --output-on-failure -j "$jobs"; then
-    echo "=== FAILED: tests in the $preset build"
-    status=1
-  fi
-  unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
-  if [[ "$preset" == release ]]; then
-    echo "=== package: build, install, mount from /etc/fstab, purge"
-    bash packaging/test-deb.sh build/release || { echo "=== FAILED: package test"; status=1; }
-  fi
+  [[ $result == ok ]] || status=1
+  timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) "$result")")
 done
+
+echo "=== stages"
+printf '  %s\n' "${timings[@]}"
+printf '  %-10s %5d s\n' total $((SECONDS - total_start))
 exit $status

@@ -403,7 +403,8 @@ TEST_F(CacheMountTest, ClusterTierSharesOneHostsEpochWithAnother) {
   std::string list;
   for (auto& s : servers) {
     ASSERT_TRUE(s.ready()) << "memcached did not start (is it installed?)";
-    list += (list.empty() ? "" : ",") + s.address();
+    if (!list.empty()) list += ',';
+    list += s.address();
   }
   std::vector<std::string> opts = {"--ram-cache", "1M", "--cluster-cache", list};
   {

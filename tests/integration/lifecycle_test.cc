@@ -175,7 +175,9 @@ TEST_F(LifecycleTest, SecondUserSeesModesOnlyWithAllowOther) {
     EXPECT_EQ(ReadAsNobody(mnt() + "/secret.txt"), EACCES);
     // Even mounted by root: no devices, no setuid (mount.fuse3 would default to dev,suid).
     std::string mounts = ReadFile("/proc/mounts");
-    std::string entry = mounts.substr(mounts.find(" " + mnt() + " "));
+    std::string needle = " ";
+    needle += mnt() + " ";
+    std::string entry = mounts.substr(mounts.find(needle));
     entry = entry.substr(0, entry.find('\n'));
     EXPECT_NE(entry.find("nosuid"), std::string::npos) << entry;
     EXPECT_NE(entry.find("nodev"), std::string::npos) << entry;

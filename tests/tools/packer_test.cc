@@ -183,7 +183,9 @@ TEST_F(PackerTest, SmallShardSizeMakesManyShards) {
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   auto root = *(*ds)->GetEntry(0);
   for (int i = 0; i < 20; ++i) {
-    auto e = (*ds)->LookupChild(root, "f" + std::to_string(100 + i) + ".bin");
+    std::string name = "f";
+    name += std::to_string(100 + i) + ".bin";
+    auto e = (*ds)->LookupChild(root, name);
     ASSERT_TRUE(e.ok());
     std::string bytes(e->size(), '\0');
     ASSERT_TRUE((*ds)->ReadVerified(*e, bytes.data()).ok());

@@ -123,8 +123,9 @@ class FolderScanner {
         reporter_.Warning("skipping symlink " + link_path + ": cannot resolve its folder");
         return false;
       }
-      node->link_target = std::filesystem::path(real).lexically_relative(parent_real).string();
-      if (node->link_target.empty()) node->link_target = ".";
+      std::filesystem::path relative = std::filesystem::path(real).lexically_relative(parent_real);
+      if (relative.empty()) relative = ".";
+      node->link_target = relative.string();
     } else {
       node->link_target = target;
     }

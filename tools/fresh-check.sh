@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The README's Quick start, on a machine that has nothing: each Quick start command runs in its own
+# throwaway copy of a minimal Debian 12 root (`debootstrap --variant=minbase bookworm`), as root,
+# with /dev (FUSE), /proc and /sys bound in. A package that tools/install-deps.sh forgets, and that
+# this machine happens to have, fails here instead of on a newcomer's machine.
+#
+#   bash tools/fresh-check.sh            both commands (what the README test command runs)
+#   bash tools/fresh-check.sh demo       only the demo command
+#   bash tools/fresh-check.sh tests      only the test command's fresh subset
+#
+# What runs, with the commands read from the README's Quick start block (so they cannot drift):
+#   demo:  the demo command as written; its output must show every generated sample read in each
+#          epoch and `mmfs stats` printed.
+#   tests: the test command with MMFS_BUILDS=release MMFS_CTEST_LABEL=unit MMFS_FRESH_CHECK=0: it
+#          installs its packages, builds the release preset, runs the unit tests and the package
+#          test (.deb built, installed, mounted from fstab, purged). The mount tests and the
+#          sanitizer builds run outside, on the CI machine itself: they need no other packages.
+# The project is copied from the working tree (tracked and untracked, not ignored files), so
+# uncommitted changes are checked too. The base root is made once per machine and kept in
+# MMFS_FRESH_BASE (/var/cache/mmfs-fresh/bookworm); each run works on an overlay of it that is
+# thrown away, with every mount it made and every process it started, even on failure.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+base=${MMFS_FRESH_BASE:-/var/cache/mmfs-fresh/bookworm}
+which=${1:-all}
+case "$which" in all | demo | tests) ;; *) echo "usage: $0 [all | demo | tests]" >&2; exit 2 ;; esac
+[[ $(id -u) == 0 ]] || { echo "fresh-check: needs root (debootstrap, chroot, mounts)" >&2; exit 2; }
+
+# The two commands of the README's Quick start block, comments stripped.
+mapfile -t quick < <(awk '/^## Quick start/ {q = 1} q && /^```sh/ {c = 1; next} c && /^```/ {exit}
+                          c {sub(/[[:space:]]+#.*/, ""); if ($0 != "") print}' "$repo/README.md")
+if [[ ${#quick[@]} != 2 ]]; then
+  echo "fresh-check: expected 2 commands in README's Quick start block, found ${#quick[@]}" >&2
+  exit 1
+fi
+demo_cmd=${quick[0]}
+test_cmd="MMFS_BUILDS=release MMFS_CTEST_LABEL=unit MMFS_FRESH_CHECK=0 ${quick[1]}"
+
+make_base() {
+  [[ -f $base/.ready ]] && return
+  command -v debootstrap > /dev/null || { echo "fresh-check: debootstrap missing (tools/install-deps.sh)" >&2; exit 1; }
+  local mirror
+  mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [[ -n $mirror ]] || mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  mirror=${mirror:-http://deb.debian.org/debian}
+  echo "== fresh-check: debootstrap --variant=minbase bookworm $base (from $mirror, once per machine)"
+  rm -rf "$base.tmp"
+  mkdir -p "$(dirname "$base")"
+  if ! debootstrap --variant=minbase bookworm "$base.tmp" "$mirror" > "$base.log" 2>&1; then
+    tail -20 "$base.log"; echo "fresh-check: debootstrap failed (log: $base.log)" >&2; exit 1
+  fi
+  # The machine's apt sources (security and updates too), as a newly installed machine has them.
+  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+    rm -f "$base.tmp/etc/apt/sources.list"
+    cp /etc/apt/sources.list.d/debian.sources "$base.tmp/etc/apt/sources.list.d/"
+  fi
+  rm -rf "$base"
+  mv "$base.tmp" "$base"
+  touch "$base/.ready"
+}
+
+run=""
+cleanup() {
+  [[ -n $run && -d $run ]] || return 0
+  local root=$run/root p m
+  # Processes started in the root (a daemon a failed demo left, say): theirs to end, not others'.
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/root" 2>/dev/null) == "$root" ]] && kill -9 "${p#/proc/}" 2>/dev/null || true
+  done
+  # Every mount under the root, deepest first, then the root itself.
+  awk -v r="$root" '$2 == r || index($2, r "/") == 1 {print $2}' /proc/mounts | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  rm -rf "$run"
+  run=""
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Runs COMMAND in a new throwaway copy of the base root; its output goes to the terminal and LOG.
+in_fresh_root() {
+  local cmd=$1 log=$2
+  run=$(mktemp -d /tmp/mmfs-fresh.XXXXXX)
+  local root=$run/root
+  mkdir -p "$run/upper" "$run/work" "$root"
+  mount -t overlay overlay -o "lowerdir=$base,upperdir=$run/upper,workdir=$run/work" "$root"
+  for m in dev dev/pts proc; do mount --bind "/$m" "$root/$m"; done
+  # /sys with its cgroups, as on a booted machine; private, so nothing mounted inside propagates out.
+  mount --rbind /sys "$root/sys"
+  mount --make-rprivate "$root/sys"
+  [[ -e $root/etc/mtab ]] || ln -s ../proc/self/mounts "$root/etc/mtab"
+  cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  mkdir -p "$root/srv/mmfs"
+  # Files deleted in the working tree but not yet in git are skipped (--ignore-failed-read).
+  (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+     tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -xf - -C "$root/srv/mmfs"
+  local status=0
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    bash -c "cd /srv/mmfs && $cmd" < /dev/null 2>&1 | tee "$log" || status=$?
+  cleanup
+  return "$status"
+}
+
+make_base
+failed=0
+logs=$(mktemp -d /tmp/mmfs-fresh-logs.XXXXXX)
+if [[ $which == all || $which == demo ]]; then
+  echo "== fresh-check: $demo_cmd"
+  start=$SECONDS
+  if in_fresh_root "$demo_cmd" "$logs/demo.log"; then
+    # The demo generates MMFS_DEMO_SAMPLES (2000) samples; each epoch must read all of them.
+    samples=$(sed -n 's/^ImageFolder: \([0-9]*\) samples.*/\1/p' "$logs/demo.log")
+    epochs=$(grep -c "^epoch [0-9]*: ${samples:-x} images decoded" "$logs/demo.log" || true)
+    if [[ $samples != 2000 || $epochs != 2 ]]; then
+      echo "== fresh-check FAILED: the demo read ${samples:-no} samples in ${epochs} epochs (want 2000 in 2)"
+      failed=1
+    elif ! grep -q '^mmfs stats for ' "$logs/demo.log" || ! grep -q '^  origin ' "$logs/demo.log"; then
+      echo "== fresh-check FAILED: the demo did not print mmfs stats"
+      failed=1
+    else
+      echo "== fresh-check: demo OK ($samples samples x $epochs epochs, stats printed) in $((SECONDS - start)) s"
+    fi
+  else
+    echo "== fresh-check FAILED: the demo command exited non-zero (after $((SECONDS - start)) s)"
+    failed=1
+  fi
+fi
+if [[ $which == all || $which == tests ]]; then
+  echo "== fresh-check: $test_cmd"
+  start=$SECONDS
+  if in_fresh_root "$test_cmd" "$logs/tests.log"; then
+    echo "== fresh-check: test command subset OK in $((SECONDS - start)) s"
+  else
+    echo "== fresh-check FAILED: the test command subset exited non-zero (after $((SECONDS - start)) s)"
+    failed=1
+  fi
+fi
+rm -rf "$logs"
+exit $failed
