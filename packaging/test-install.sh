@@ -35,7 +35,7 @@ if [[ -n $deb ]]; then
 fi
 
 step "pack, mount with the installed helper, read back"
-"$build/mmfs-gen-dataset" "$work/src" -n 40 -c 2 --max-side 128 --seed 9 > /dev/null
+"$build/mmfs-gen-dataset" "$work/src" -n 40 -c 2 --min-side 64 --max-side 128 --seed 9 > /dev/null
 "$mmfs" pack -q "$work/src" "$work/data.mmfs"
 mkdir "$work/mnt"
 "$prefix/sbin/mount.fuse.mmfs" "$work/data.mmfs" "$work/mnt" -o ro,ram_cache=32M

@@ -122,8 +122,15 @@ int main(int argc, char** argv) {
                "Write only small caption files (no images): for listing and mount-time tests "
                "with millions of entries");
   CLI11_PARSE(app, argc, argv);
-  if (classes < 1 || min_side < 8 || max_side < min_side) {
-    std::fprintf(stderr, "mmfs-gen-dataset: bad sizes\n");
+  if (classes < 1) {
+    std::fprintf(stderr, "mmfs-gen-dataset: --classes must be at least 1 (got %d)\n", classes);
+    return 2;
+  }
+  if (min_side < 8 || max_side < min_side) {
+    std::fprintf(stderr,
+                 "mmfs-gen-dataset: image sides must satisfy 8 <= --min-side <= --max-side "
+                 "(got --min-side %d, --max-side %d)\n",
+                 min_side, max_side);
     return 2;
   }
   tjhandle tj = tjInitCompress();
