@@ -53,8 +53,13 @@ struct PackSummary {
   uint64_t bytes = 0;
   uint64_t skipped = 0;
   uint64_t bad_images = 0;
+  // --on-bad skip: samples left out whole because of a bad image (with their captions).
+  uint64_t samples_with_bad_image = 0;
   uint64_t samples_without_image = 0;  // tar samples left out (img2dataset failures)
   uint64_t captions_added = 0;         // files made from metadata (HF, COCO)
+  // Metadata captions left out because their image is not there (HF rows naming a missing
+  // file, COCO annotations whose image_id matches no image or a missing file).
+  uint64_t captions_without_image = 0;
   uint64_t shards = 0;
   uint64_t dataset_bytes = 0;  // on disk, all files of DST
   double seconds = 0;
