@@ -11,6 +11,8 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   # tar / tar.gz inputs (WebDataset, img2dataset); PNG and WebP checks
   libarchive-dev libpng-dev libwebp-dev libcsv-dev
+  # the test image corpus: arithmetic-coded and restart-marker JPEGs (libjpeg's API)
+  libjpeg62-turbo-dev
   # the cluster cache tier, and the servers its tests start
   libmemcached-dev memcached
   # the Debian package: man pages from --help, the completion it installs
