@@ -12,9 +12,18 @@ class CollectingReporter final : public pack::PackReporter {
  public:
   void Warning(const std::string& message) override { warnings.push_back(message); }
   void Phase(const std::string&) override {}
-  void Progress(const pack::PackProgress& p) override { last = p; }
+  void Progress(const pack::PackProgress& p) override {
+    last = p;
+    all.push_back(p);
+    finished_calls += p.finished ? 1 : 0;
+    past_total |= p.bytes_done > p.bytes_total || (!p.finished && p.bytes_done == p.bytes_total &&
+                                                  p.bytes_total > 0);
+  }
   std::vector<std::string> warnings;
   pack::PackProgress last;
+  std::vector<pack::PackProgress> all;
+  int finished_calls = 0;  // calls that said the pack is finished
+  bool past_total = false;  // a call before the end at or past 100%
 };
 
 inline Result<pack::PackSummary> PackFolder(const std::string& src, const std::string& dst,

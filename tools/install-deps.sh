@@ -26,7 +26,8 @@ demo=(
   python3 python3-torch python3-torchvision python3-pil python3-numpy
 )
 tests=(
-  libgtest-dev
+  # the tests write the JPEGs PIL cannot (arithmetic coding, restart markers) with libjpeg itself
+  libgtest-dev libjpeg62-turbo-dev
   # the shards' own tools (a test reads a shard with mdb_stat), the cluster tier's servers
   lmdb-utils memcached
   # the Debian package: cpack's dpkg-shlibdeps (needs file), man pages from --help (help2man) and

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -235,6 +236,44 @@ TEST_F(PackerTest, SamePackTwiceSameBytes) {
   EXPECT_EQ(testing::ReadFile(tmp_ / "one/index.mmfs"), testing::ReadFile(tmp_ / "two/index.mmfs"));
   EXPECT_EQ(testing::ReadFile(tmp_ / "one/shard-00000.mdb"),
             testing::ReadFile(tmp_ / "two/shard-00000.mdb"));
+}
+
+TEST_F(PackerTest, RootHasTheSourceRootsMtime) {
+  WriteFile(src() + "/a/1.txt", "1");
+  struct timespec times[2] = {{1600000000, 123456789}, {1600000000, 123456789}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, src().c_str(), times, 0), 0);
+  ASSERT_TRUE(PackFolder(src(), dst()).ok());
+  auto ds = format::Dataset::Open(dst());
+  ASSERT_TRUE(ds.ok());
+  EXPECT_EQ((*ds)->GetEntry(0)->record.mtime_ns, 1600000000123456789);
+}
+
+// --on-bad skip leaves out the whole sample of a bad image: no caption without its image.
+TEST_F(PackerTest, SkipLeavesOutTheBadImagesWholeSample) {
+  WriteFile(src() + "/a/1.jpg", MakeJpeg(8, 8));
+  WriteFile(src() + "/a/1.txt", "kept caption");
+  WriteFile(src() + "/a/2.jpg", MakeJpeg(8, 8).substr(0, 100));
+  WriteFile(src() + "/a/2.txt", "caption of a truncated image");
+  WriteFile(src() + "/a/2.json", "{}");
+  CollectingReporter reporter;
+  auto s = PackFolder(src(), dst(), &reporter, OnBadImage::kSkip);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->files, 2u);
+  EXPECT_EQ(s->bad_images, 1u);
+  EXPECT_EQ(s->samples_with_bad_image, 1u);
+  EXPECT_EQ(s->skipped, 3u);
+  EXPECT_TRUE(Contains(reporter.warnings, "left out with it: 2.json, 2.txt"));
+  auto ds = format::Dataset::Open(dst());
+  ASSERT_TRUE(ds.ok());
+  auto a = *(*ds)->LookupChild(*(*ds)->GetEntry(0), "a");
+  EXPECT_FALSE((*ds)->LookupChild(a, "2.txt").ok());
+  EXPECT_FALSE((*ds)->LookupChild(a, "2.json").ok());
+  EXPECT_TRUE((*ds)->LookupChild(a, "1.txt").ok());
+  // --on-bad keep keeps the sample whole, the bad image with it.
+  auto kept = PackFolder(src(), tmp_ / "kept", &reporter, OnBadImage::kKeep);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->files, 5u);
+  EXPECT_EQ(kept->samples_with_bad_image, 0u);
 }
 
 }  // namespace

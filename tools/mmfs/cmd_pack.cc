@@ -43,7 +43,11 @@ class ConsoleReporter final : public pack::PackReporter {
   void Progress(const pack::PackProgress& p) override {
     if (quiet_) return;
     auto now = std::chrono::steady_clock::now();
-    bool done = p.bytes_done >= p.bytes_total;
+    // 100% is the packer's word that everything is written, said once (the byte counts alone
+    // reached the total early for a .tar.gz and printed "100%" a dozen times).
+    bool done = p.finished;
+    if (done && printed_done_) return;
+    printed_done_ = printed_done_ || done;
     double since = std::chrono::duration<double>(now - last_).count();
     if (tty_) {
       if (since < 0.1 && !done) return;
@@ -51,11 +55,14 @@ class ConsoleReporter final : public pack::PackReporter {
       return;  // plain lines: one every 5 s
     }
     last_ = now;
-    double frac = p.bytes_total > 0 ? static_cast<double>(p.bytes_done) /
-                                          static_cast<double>(p.bytes_total)
-                                    : 1.0;
+    double frac = done                ? 1.0
+                  : p.bytes_total > 0 ? std::min(0.99, static_cast<double>(p.bytes_done) /
+                                                           static_cast<double>(p.bytes_total))
+                                      : 0.0;
     double rate = p.elapsed_seconds > 0 ? static_cast<double>(p.bytes_done) / p.elapsed_seconds : 0;
-    double eta = rate > 0 ? static_cast<double>(p.bytes_total - p.bytes_done) / rate : 0;
+    double eta = rate > 0 && p.bytes_total > p.bytes_done
+                     ? static_cast<double>(p.bytes_total - p.bytes_done) / rate
+                     : 0;
     std::string line = FormatCount(p.files_done) + " files, " +
                        FormatBytes(p.bytes_done) + "/" + FormatBytes(p.bytes_total) + ", " +
                        FormatBytes(static_cast<uint64_t>(rate)) + "/s";
@@ -82,6 +89,7 @@ class ConsoleReporter final : public pack::PackReporter {
   bool quiet_;
   bool tty_;
   bool line_open_ = false;
+  bool printed_done_ = false;
   std::chrono::steady_clock::time_point last_;  // of the last progress output
 };
 
@@ -146,8 +154,10 @@ int RunPack(const PackArgs& args) {
                         {"bytes", s.bytes},
                         {"skipped", s.skipped},
                         {"bad_images", s.bad_images},
+                        {"samples_with_bad_image", s.samples_with_bad_image},
                         {"samples_without_image", s.samples_without_image},
                         {"captions_added", s.captions_added},
+                        {"captions_without_image", s.captions_without_image},
                         {"shards", s.shards},
                         {"dataset_bytes", s.dataset_bytes},
                         {"seconds", s.seconds},
@@ -162,12 +172,23 @@ int RunPack(const PackArgs& args) {
                 FormatCount(s.directories).c_str(), FormatDuration(s.seconds).c_str(),
                 FormatBytes(static_cast<uint64_t>(rate)).c_str(),
                 s.skipped > 0 ? (", " + FormatCount(s.skipped) + " inputs skipped").c_str() : "");
+    if (s.samples_with_bad_image > 0) {
+      std::printf("  %s samples left out whole for a bad image (--on-bad skip; see the warnings)\n",
+                  FormatCount(s.samples_with_bad_image).c_str());
+    } else if (s.bad_images > 0) {
+      std::printf("  %s bad images kept (--on-bad keep; see the warnings)\n",
+                  FormatCount(s.bad_images).c_str());
+    }
     if (s.samples_without_image > 0) {
       std::printf("  %s samples without an image left out (failed downloads)\n",
                   FormatCount(s.samples_without_image).c_str());
     }
     if (s.captions_added > 0) {
       std::printf("  %s caption files made from metadata\n", FormatCount(s.captions_added).c_str());
+    }
+    if (s.captions_without_image > 0) {
+      std::printf("  %s metadata captions left out: their image is not in the source\n",
+                  FormatCount(s.captions_without_image).c_str());
     }
   }
   return 0;

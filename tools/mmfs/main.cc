@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
                        "Target size of each LMDB shard (e.g. 512M, 1G)")
       ->capture_default_str();
   pack_cmd->add_option("--on-bad", pack.on_bad,
-                       "What to do with a broken image: fail (stop), skip (leave it out), keep")
+                       "What to do with a broken image: fail (stop), skip (leave out its sample), keep")
       ->check(CLI::IsMember({"fail", "skip", "keep"}))
       ->capture_default_str();
   pack_cmd->add_flag("--force", pack.force, "Replace DST if it is an existing dataset");

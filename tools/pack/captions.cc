@@ -75,7 +75,10 @@ void Apply(Additions& add, SourceNode* base, CaptionCounts* counts) {
     SourceNode* dir = FindPath(base, rel);
     if (dir == nullptr) continue;  // cannot happen: planned from an existing node
     counts->files_added += add[rel].size();
-    for (SourceNode& f : add[rel]) dir->children.push_back(std::move(f));
+    for (SourceNode& f : add[rel]) {
+      counts->bytes_added += f.size;
+      dir->children.push_back(std::move(f));
+    }
     std::sort(dir->children.begin(), dir->children.end(),
               [](const SourceNode& a, const SourceNode& b) { return a.name < b.name; });
   }
@@ -99,7 +102,7 @@ struct MetadataRow {
   nlohmann::json row;
 };
 
-Status ReadJsonl(const std::string& path, const std::string& text, std::vector<MetadataRow>* out) {
+Status ReadJsonl(const std::string& path, std::string_view text, std::vector<MetadataRow>* out) {
   size_t line_no = 0, start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -118,9 +121,13 @@ Status ReadJsonl(const std::string& path, const std::string& text, std::vector<M
   return Status::Ok();
 }
 
+// libcsv trims spaces and tabs around unquoted fields unless told that nothing is a space;
+// Python's csv.writer leaves "  a caption  " unquoted, and the datasets library keeps its spaces.
+int NothingIsSpace(unsigned char) { return 0; }
+
 // metadata.csv through libcsv (RFC 4180 quoting): the first row names the columns; each row
-// becomes an object of strings, as the datasets library reads it.
-Status ReadCsv(const std::string& path, const std::string& text, std::vector<MetadataRow>* out) {
+// becomes an object of strings, byte for byte, as the datasets library reads it.
+Status ReadCsv(const std::string& path, std::string_view text, std::vector<MetadataRow>* out) {
   struct State {
     std::vector<std::string> header, fields;
     std::vector<MetadataRow>* out;
@@ -134,6 +141,7 @@ Status ReadCsv(const std::string& path, const std::string& text, std::vector<Met
   if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
     return Status::ResourceExhausted("csv_init");
   }
+  csv_set_space_func(&parser, NothingIsSpace);
   auto on_field = [](void* data, size_t len, void* user) {
     auto* s = static_cast<State*>(user);
     s->fields.emplace_back(data != nullptr ? static_cast<const char*>(data) : "", len);
@@ -164,6 +172,14 @@ Status ReadCsv(const std::string& path, const std::string& text, std::vector<Met
     return Status::InvalidArgument(path + ": not valid CSV near row " +
                                    std::to_string(st.row_no + 1) + " (" + parse_error + ")");
   }
+  // The header is checked before the rows, so a file without the column says so, not "row 2".
+  if (st.row_no > 0 &&
+      std::find(st.header.begin(), st.header.end(), "file_name") == st.header.end()) {
+    std::string columns;
+    for (const std::string& h : st.header) columns += (columns.empty() ? "" : ", ") + h;
+    return Status::InvalidArgument("no \"file_name\" column in the header: " + path +
+                                   " (its columns: " + columns + ")");
+  }
   if (!st.error.empty()) return Status::InvalidArgument(st.error);
   return Status::Ok();
 }
@@ -185,8 +201,12 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
   if (meta == nullptr) return Status::Ok();
   const std::string& path = meta->source_path;
   MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kMaxMetadataBytes));
+  // Spreadsheet programs start a CSV (and some editors a JSONL) with a UTF-8 byte order mark; it
+  // is not part of the first column's name.
+  std::string_view body = text;
+  if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
   std::vector<MetadataRow> rows;
-  MMFS_RETURN_IF_ERROR(jsonl != nullptr ? ReadJsonl(path, text, &rows) : ReadCsv(path, text, &rows));
+  MMFS_RETURN_IF_ERROR(jsonl != nullptr ? ReadJsonl(path, body, &rows) : ReadCsv(path, body, &rows));
   Additions add;
   uint64_t missing = 0, uncaptioned = 0;
   for (const MetadataRow& r : rows) {
@@ -232,6 +252,7 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
                      names + "; choose with --caption-field); only their .json is made");
   }
   counts->rows_without_image += missing;
+  counts->captions_without_image += missing;
   counts->rows_without_caption += uncaptioned;
   Apply(add, dir, counts);
   return Status::Ok();
@@ -288,6 +309,7 @@ Status AddCocoCaptions(SourceNode* root, const std::string& annotations_path,
     file_of[im["id"].get<int64_t>()] = im["file_name"].get<std::string>();
   }
   std::map<int64_t, std::string> captions;
+  std::map<int64_t, uint64_t> annotations_of;  // image_id -> number of captions
   for (const auto& an : doc["annotations"]) {
     if (!an.is_object() || !an.contains("image_id") || !an["image_id"].is_number_integer() ||
         !an.contains("caption") || !an["caption"].is_string()) {
@@ -297,17 +319,28 @@ Status AddCocoCaptions(SourceNode* root, const std::string& annotations_path,
     while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
     std::replace(c.begin(), c.end(), '\n', ' ');  // one caption per line
     captions[an["image_id"].get<int64_t>()] += c + "\n";
+    annotations_of[an["image_id"].get<int64_t>()]++;
+  }
+  // Annotations of an image_id that no entry of "images" has: their captions have nowhere to go.
+  uint64_t unmatched = 0;
+  int64_t unmatched_example = 0;
+  for (const auto& [id, n] : annotations_of) {
+    if (file_of.count(id) > 0) continue;
+    if (unmatched == 0) unmatched_example = id;
+    unmatched += n;
   }
   struct stat st;
   int64_t mtime = ::stat(annotations_path.c_str(), &st) == 0
                       ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec
                       : 0;
   Additions add;
-  uint64_t missing = 0, uncaptioned = 0;
+  uint64_t missing = 0, uncaptioned = 0, missing_captions = 0;
   for (const auto& [id, file_name] : file_of) {
     SourceNode* image = FindPath(root, file_name);
     if (image == nullptr || IsDir(*image)) {
       ++missing;
+      auto n = annotations_of.find(id);
+      if (n != annotations_of.end()) missing_captions += n->second;
       continue;
     }
     auto it = captions.find(id);
@@ -325,10 +358,16 @@ Status AddCocoCaptions(SourceNode* root, const std::string& annotations_path,
                      std::to_string(file_of.size()) +
                      " images are not in the source folder; their captions are left out");
   }
+  if (unmatched > 0) {
+    reporter.Warning(annotations_path + ": " + std::to_string(unmatched) +
+                     " annotations have an image_id that no image has (the first: " +
+                     std::to_string(unmatched_example) + "); their captions are left out");
+  }
   if (uncaptioned > 0) {
     reporter.Warning(annotations_path + ": " + std::to_string(uncaptioned) +
                      " images have no caption");
   }
+  counts->captions_without_image += missing_captions + unmatched;
   counts->rows_without_image += missing;
   counts->rows_without_caption += uncaptioned;
   Apply(add, root, counts);

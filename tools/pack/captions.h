@@ -11,7 +11,8 @@
 //   to the image (file_name relative to the source folder).
 //
 // A generated name that already exists in the source is an error naming both, never a silent
-// overwrite. Rows naming a missing image are counted and reported once.
+// overwrite. Rows naming a missing image, and COCO annotations whose image_id matches no image,
+// are counted and reported once per metadata file.
 //
 // Thread-safety: reentrant.
 #pragma once
@@ -28,8 +29,14 @@ namespace mmfs::pack {
 
 struct CaptionCounts {
   uint64_t files_added = 0;
+  uint64_t bytes_added = 0;  // of the files added (they count in the pack's progress)
+  // Hugging Face rows naming an image that is not in the folder; COCO images listed in the
+  // annotations file whose file is not in the folder.
   uint64_t rows_without_image = 0;
   uint64_t rows_without_caption = 0;
+  // Captions left out because their image is missing: HF rows as above; COCO annotations whose
+  // image_id names no entry of "images", or an entry whose file is not in the folder.
+  uint64_t captions_without_image = 0;
 };
 
 // True if some directory of the tree holds a metadata.jsonl or metadata.csv.

@@ -107,7 +107,13 @@ JpegChecker::~JpegChecker() {
   if (handle_ != nullptr) tjDestroy(static_cast<tjhandle>(handle_));
 }
 
+void JpegChecker::ResetHandle() {
+  if (handle_ != nullptr) tjDestroy(static_cast<tjhandle>(handle_));
+  handle_ = tjInitDecompress();
+}
+
 Result<ImageInfo> JpegChecker::Check(std::string_view bytes) {
+  if (handle_ == nullptr) handle_ = tjInitDecompress();  // a reset that could not allocate
   if (handle_ == nullptr) return Status::ResourceExhausted("cannot create a JPEG decoder");
   if (bytes.size() < 4 || static_cast<unsigned char>(bytes[0]) != 0xFF ||
       static_cast<unsigned char>(bytes[1]) != 0xD8) {
@@ -123,8 +129,13 @@ Result<ImageInfo> JpegChecker::Check(std::string_view bytes) {
                           reinterpret_cast<const unsigned char*>(bytes.data()),
                           static_cast<unsigned long>(bytes.size()), &width, &height, &subsamp,
                           &colorspace) != 0) {
-    return Status::InvalidArgument(std::string("bad JPEG header: ") +
-                                   tjGetErrorStr2(static_cast<tjhandle>(handle_)));
+    std::string why = tjGetErrorStr2(static_cast<tjhandle>(handle_));
+    // TurboJPEG (2.1) leaves its decompressor mid-header after an error (it returns from the
+    // error longjmp without jpeg_abort), so the next file's header would be read as the rest of
+    // this one ("two SOI markers", "Bogus marker length") and every later JPEG would look bad.
+    // A fresh decoder per error keeps one bad file from condemning the ones after it.
+    ResetHandle();
+    return Status::InvalidArgument("bad JPEG header: " + why);
   }
   if (width <= 0 || height <= 0) return Status::InvalidArgument("JPEG with zero size");
   // A decompression bomb: a small file whose decoded image would take gigabytes in every loader

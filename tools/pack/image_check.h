@@ -45,10 +45,14 @@ class JpegChecker {
 
   // InvalidArgument with a short reason ("not a JPEG (starts with '<htm')", "truncated: no
   // end-of-image marker") when `bytes` is not a complete JPEG.
+  // Each call is independent of the ones before: a bad file never affects the next.
   Result<ImageInfo> Check(std::string_view bytes);
 
  private:
-  void* handle_;  // owned tjhandle
+  // Replaces the decoder with a fresh one (after an error left it mid-header).
+  void ResetHandle();
+
+  void* handle_;  // owned tjhandle; nullptr if TurboJPEG could not allocate one
 };
 
 }  // namespace mmfs::pack

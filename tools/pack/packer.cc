@@ -31,6 +31,7 @@
 #include "fs/format/manifest.h"
 #include "tools/pack/captions.h"
 #include "tools/pack/folder_source.h"
+#include "tools/pack/tar_grouping.h"
 #include "tools/pack/tar_source.h"
 #include "tools/pack/image_check.h"
 
@@ -40,6 +41,11 @@ namespace fsys = std::filesystem;
 using format::EntryRecord;
 
 namespace {
+
+// Tar members larger than this are skipped with a warning (TarReader::Open).
+constexpr uint64_t kMaxTarMemberBytes = 1ull << 30;
+// Members of incomplete samples of an ungrouped tar held in memory; the rest wait on disk.
+constexpr uint64_t kTarGroupingMemory = 256ull << 20;
 
 const char* OnBadName(OnBadImage v) {
   switch (v) {
@@ -354,6 +360,9 @@ class Packer {
       reporter_.Phase("scanning " + src);
       MMFS_RETURN_IF_ERROR(AddSource(src, &root));
     }
+    // The mount's root is the source's root (the latest of several): `find -newer` and rsync
+    // compare it like any other directory.
+    root.mtime_ns = sources_mtime_ns_;
     SortTree(&root);
     for (const SourceNode& child : root.children) {
       if (child.name == ".mmfs") {
@@ -374,6 +383,7 @@ class Packer {
                                      "recorded; run without --resume");
     }
     MMFS_RETURN_IF_ERROR(shards_.FinishShard());
+    ReportProgress(/*finished=*/true);
     ::unlink(checkpoint_.path().c_str());
     reporter_.Phase("writing index");
     MMFS_RETURN_IF_ERROR(WriteIndexAndManifest(root));
@@ -442,6 +452,7 @@ class Packer {
     }
     int64_t sample = g.at("s").get<int64_t>();
     uint32_t shard = g.at("sh").get<uint32_t>();
+    bool bad_sample = false;
     for (size_t j = 0; j < members.size(); ++j) {
       SourceNode& f = *members[j];
       const auto& m = g.at("m")[j];
@@ -452,7 +463,10 @@ class Packer {
       if (m[0].get<int>() != 0) {
         f.skipped = true;
         summary_.skipped++;
-        summary_.bad_images++;
+        if (m[0].get<int>() == 1) {
+          summary_.bad_images++;
+          bad_sample = true;
+        }
         continue;
       }
       f.checksum = m[1].get<uint64_t>();
@@ -462,6 +476,7 @@ class Packer {
       f.shard = shard;
       f.sample = static_cast<uint64_t>(sample);
     }
+    if (bad_sample && options_.on_bad == OnBadImage::kSkip) summary_.samples_with_bad_image++;
     return Status::Ok();
   }
 
@@ -474,7 +489,8 @@ class Packer {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) {
       dir.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-      scanned_bytes_ += static_cast<uint64_t>(st.st_size);
+      dir.size = static_cast<uint64_t>(st.st_size);  // the progress total counts the archive
+      scanned_bytes_ += dir.size;
     }
     ++tars_;
     layouts_.insert("webdataset");
@@ -484,6 +500,8 @@ class Packer {
   Status AddSource(const std::string& src, SourceNode* root) {
     struct stat st;
     if (::stat(src.c_str(), &st) != 0) return Status::FromErrno(errno, "source " + src);
+    sources_mtime_ns_ = std::max<int64_t>(
+        sources_mtime_ns_, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
     SourceNode tree;
     tree.mode = format::kModeDirectory | 0755;
     if (S_ISREG(st.st_mode)) {
@@ -534,7 +552,11 @@ class Packer {
       layouts_.insert("folder");
     }
     summary_.captions_added += cc.files_added;
+    summary_.captions_without_image += cc.captions_without_image;
     scanned_files_ += cc.files_added;
+    // Generated captions are written like files: without their bytes in the total, progress
+    // went past 100% (192% for a source of small images with long metadata rows).
+    scanned_bytes_ += cc.bytes_added;
     return Merge(root, std::move(tree), src);
   }
 
@@ -643,58 +665,57 @@ class Packer {
     return Status::Ok();
   }
 
-  // Streams one tar: consecutive members sharing a directory and key are one sample (the
-  // WebDataset rule); the folder's tree is built from the member paths as they come.
+  // Streams one tar: members sharing a directory and key are one sample wherever they are in
+  // the archive (tar_grouping.h); the folder's tree is built from the member paths as they come.
   Status WriteTar(SourceNode* dir) {
     const std::string& path = dir->tar_path;
-    MMFS_ASSIGN_OR_RETURN(auto reader, TarReader::Open(path, reporter_));
+    MMFS_ASSIGN_OR_RETURN(TarSamplePlan plan, PlanTarSamples(path, kMaxTarMemberBytes));
+    if (!plan.grouped) {
+      reporter_.Phase(path + ": the members of a sample are not next to each other; grouping "
+                      "them by key across the archive");
+    }
+    MMFS_ASSIGN_OR_RETURN(auto reader, TarReader::Open(path, reporter_, kMaxTarMemberBytes));
+    TarGrouper grouper(plan, work_dir_, kTarGroupingMemory);
     // Member nodes live in `files` until the end, keyed by path; pointers into a std::map stay.
     std::map<std::string, SourceNode> files;
     std::set<std::string> dirs;
-    std::vector<SourceNode*> group;
-    std::vector<std::string> contents;
-    std::string group_key;
     uint64_t base_bytes = progress_.bytes_done;
-    auto flush = [&]() -> Status {
-      if (group.empty()) return Status::Ok();
-      bool has_image = std::any_of(group.begin(), group.end(),
+    auto submit = [&](TarSample& sample) -> Status {
+      bool has_image = std::any_of(sample.nodes.begin(), sample.nodes.end(),
                                    [](const SourceNode* n) { return IsImageName(n->name); });
       if (!has_image) {
         // img2dataset leaves the caption and metadata of a failed download: not a sample.
         summary_.samples_without_image++;
         std::string names;
-        for (const SourceNode* n : group) names += (names.empty() ? "" : ", ") + n->name;
+        for (const SourceNode* n : sample.nodes) names += (names.empty() ? "" : ", ") + n->name;
         if (summary_.samples_without_image <= 20) {
-          reporter_.Warning("skipping sample '" + group_key + "' in " + path +
+          reporter_.Warning("skipping sample '" + sample.key + "' in " + path +
                             ": no image (" + names + ")");
         }
-        for (SourceNode* n : group) n->skipped = true;
-        summary_.skipped += group.size();
+        for (SourceNode* n : sample.nodes) n->skipped = true;
+        summary_.skipped += sample.nodes.size();
       } else if (!resume_groups_.empty()) {
-        MMFS_RETURN_IF_ERROR(ApplyResumed(group, true));
+        MMFS_RETURN_IF_ERROR(ApplyResumed(sample.nodes, true));
       } else {
         auto shared = std::make_shared<PreparedSample>();
-        shared->members = group;
-        shared->contents = std::move(contents);
+        shared->members = std::move(sample.nodes);
+        shared->contents = std::move(sample.contents);
         shared->from_tar = true;
         MMFS_RETURN_IF_ERROR(pipeline_.Submit([shared]() {
           CheckAndHash(*shared);
           return std::move(*shared);
         }));
       }
-      group.clear();
-      contents.clear();
       return Status::Ok();
     };
     TarMember m;
+    TarSample sample;
     for (;;) {
       MMFS_RETURN_IF_ERROR(CheckCancelled());
       MMFS_ASSIGN_OR_RETURN(bool more, reader->Next(&m));
       if (!more) break;
       size_t slash = m.path.rfind('/');
-      std::string parent = slash == std::string::npos ? "" : m.path.substr(0, slash);
       std::string name = slash == std::string::npos ? m.path : m.path.substr(slash + 1);
-      std::string key = parent + "/" + std::string(SampleKeyOf(name));
       if (files.count(m.path) > 0 || dirs.count(m.path) > 0) {
         return Status::AlreadyExists(path + ": member '" + m.path + "' appears twice");
       }
@@ -705,22 +726,24 @@ class Packer {
         }
         dirs.insert(d);
       }
-      if (key != group_key) {
-        MMFS_RETURN_IF_ERROR(flush());
-        group_key = key;
-      }
       SourceNode& node = files[m.path];
       node.name = name;
       node.mode = format::kModeRegular | m.mode;
       node.mtime_ns = m.mtime_ns;
       node.size = m.data.size();
       node.source_path = path + ": member " + m.path;  // for messages
-      group.push_back(&node);
-      contents.push_back(std::move(m.data));
       progress_.files_done++;
       progress_.bytes_done = base_bytes + reader->bytes_consumed();
+      auto complete = grouper.Add(m.path, &node, std::move(m.data), &sample);
+      if (!complete.ok()) return complete.status().WithContext(path);
+      if (*complete) MMFS_RETURN_IF_ERROR(submit(sample));
     }
-    MMFS_RETURN_IF_ERROR(flush());
+    if (!grouper.Incomplete().empty()) {
+      return Status::Corruption(path + ": sample '" + grouper.Incomplete().front() +
+                                "' lost members since the archive was first read: it changed "
+                                "while packing");
+    }
+    progress_.bytes_done = base_bytes + dir->size;
     // Samples still in flight point into `files`: let them land before the nodes move.
     MMFS_RETURN_IF_ERROR(pipeline_.Finish());
     summary_.skipped += reader->skipped();
@@ -755,28 +778,45 @@ class Packer {
     if (!p.error.ok()) return p.error;
     std::vector<std::string_view> views;
     std::vector<SourceNode*> members;
+    // --on-bad skip leaves out the whole sample of a bad image: its caption and metadata
+    // without it would be an orphan on the mount, as a tar sample without an image would be.
+    bool skip_sample = false;
+    for (size_t j = 0; j < p.members.size(); ++j) {
+      if (p.images[j].ok()) continue;
+      summary_.bad_images++;
+      std::string msg = Describe(*p.members[j]) + ": " + p.images[j].status().message();
+      if (options_.on_bad == OnBadImage::kFail) {
+        return Status::InvalidArgument(
+            msg + " (use --on-bad skip to leave bad images out, or --on-bad keep)");
+      }
+      if (options_.on_bad == OnBadImage::kKeep) {
+        reporter_.Warning("keeping " + msg);
+        continue;
+      }
+      if (!skip_sample && p.members.size() > 1) {
+        std::string others;
+        for (const SourceNode* f : p.members) {
+          if (f != p.members[j]) others += (others.empty() ? "" : ", ") + f->name;
+        }
+        msg += " (the sample's other files are left out with it: " + others + ")";
+      }
+      reporter_.Warning("skipping " + msg);
+      skip_sample = true;
+    }
+    if (skip_sample) summary_.samples_with_bad_image++;
     for (size_t j = 0; j < p.members.size(); ++j) {
       SourceNode& f = *p.members[j];
       if (!p.from_tar) {
         progress_.files_done++;
         progress_.bytes_done += f.size;
       }
+      if (skip_sample) {
+        f.skipped = true;
+        summary_.skipped++;
+        continue;
+      }
       const Result<ImageInfo>& info = p.images[j];
-      if (!info.ok()) {
-        summary_.bad_images++;
-        std::string msg = Describe(f) + ": " + info.status().message();
-        if (options_.on_bad == OnBadImage::kFail) {
-          return Status::InvalidArgument(
-              msg + " (use --on-bad skip to leave bad images out, or --on-bad keep)");
-        }
-        if (options_.on_bad == OnBadImage::kSkip) {
-          reporter_.Warning("skipping " + msg);
-          f.skipped = true;
-          summary_.skipped++;
-          continue;
-        }
-        reporter_.Warning("keeping " + msg);
-      } else {
+      if (info.ok()) {
         f.width = std::min<uint32_t>(info->width, 65535);
         f.height = std::min<uint32_t>(info->height, 65535);
       }
@@ -802,14 +842,33 @@ class Packer {
       shard_no = shard;
     }
     nlohmann::json results = nlohmann::json::array();
-    for (SourceNode* f : p.members) {
-      results.push_back({f->skipped ? 1 : 0, f->checksum, f->width, f->height, f->offset_in_record});
+    for (size_t j = 0; j < p.members.size(); ++j) {
+      const SourceNode* f = p.members[j];
+      // 0: packed; 1: a bad image left out; 2: left out with the bad image of its sample.
+      int skipped = !f->skipped ? 0 : !p.images[j].ok() ? 1 : 2;
+      results.push_back({skipped, f->checksum, f->width, f->height, f->offset_in_record});
     }
     pending_groups_.push_back({{"n", NamesSum(p.members)}, {"m", std::move(results)},
                                {"s", sample_no}, {"sh", shard_no}});
-    progress_.elapsed_seconds = Elapsed();
-    reporter_.Progress(progress_);
+    ReportProgress(/*finished=*/false);
     return Status::Ok();
+  }
+
+  // Progress as the reporter sees it: never past the totals, which the counts can pass (a
+  // compressed tar is read ahead of the members handed out; a source file grew), and finished
+  // exactly once, after the last shard.
+  void ReportProgress(bool finished) {
+    PackProgress p = progress_;
+    p.elapsed_seconds = Elapsed();
+    p.finished = finished;
+    if (finished) {
+      p.bytes_done = p.bytes_total;
+    } else if (p.bytes_total > 0) {
+      p.bytes_done = std::min(p.bytes_done, p.bytes_total - 1);
+    } else {
+      p.bytes_done = 0;
+    }
+    reporter_.Progress(p);
   }
 
   // Where a file came from, for messages.
@@ -920,6 +979,7 @@ class Packer {
   uint64_t scanned_files_ = 0;
   uint64_t scanned_bytes_ = 0;
   uint64_t tars_ = 0;
+  int64_t sources_mtime_ns_ = 0;  // the latest mtime of the sources given
   std::set<std::string> layouts_;
   std::string work_dir_;
   ShardSequence shards_;

@@ -2,7 +2,8 @@
 //
 // Data is written in path order (depth-first, names sorted), so a sequential walk of the mount is
 // a sequential read of the shards; files of one sample (same directory, same key) form one LMDB
-// record (tar members are written in archive order, which is path order for sorted shards). The
+// record (a tar's samples are written in the order their last member comes in the archive, which
+// is path order for sorted shards; see tar_grouping.h). The
 // dataset is built in a hidden sibling directory and renamed into place only when it
 // is complete and synced, so an interrupted pack never leaves something that mounts.
 //
@@ -32,6 +33,8 @@ struct PackOptions {
   std::vector<std::string> sources;
   std::string destination;
   uint64_t shard_size = 1ull << 30;
+  // A damaged image: stop (kFail), leave out its whole sample with a warning (kSkip), or pack
+  // it with a warning (kKeep).
   OnBadImage on_bad = OnBadImage::kFail;
   bool force = false;                        // replace an existing dataset at DST
   SourceFormat format = SourceFormat::kAuto;
@@ -53,8 +56,13 @@ struct PackSummary {
   uint64_t bytes = 0;
   uint64_t skipped = 0;
   uint64_t bad_images = 0;
+  // --on-bad skip: samples left out whole because of a bad image (with their captions).
+  uint64_t samples_with_bad_image = 0;
   uint64_t samples_without_image = 0;  // tar samples left out (img2dataset failures)
   uint64_t captions_added = 0;         // files made from metadata (HF, COCO)
+  // Metadata captions left out because their image is not there (HF rows naming a missing
+  // file, COCO annotations whose image_id matches no image or a missing file).
+  uint64_t captions_without_image = 0;
   uint64_t shards = 0;
   uint64_t dataset_bytes = 0;  // on disk, all files of DST
   double seconds = 0;

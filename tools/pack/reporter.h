@@ -16,6 +16,9 @@ struct PackProgress {
   uint64_t bytes_done = 0;
   uint64_t bytes_total = 0;
   double elapsed_seconds = 0;
+  // Set on the one last call, when everything is written (bytes_done == bytes_total then);
+  // before it, bytes_done < bytes_total (or both are 0).
+  bool finished = false;
 };
 
 class PackReporter {
@@ -25,7 +28,8 @@ class PackReporter {
   virtual void Warning(const std::string& message) = 0;
   // A phase starts ("scanning /data", "writing index").
   virtual void Phase(const std::string& message) = 0;
-  // Called often while writing shards; implementations rate-limit their output.
+  // Called often while writing shards, and once with `finished` at the end; implementations
+  // rate-limit their output.
   virtual void Progress(const PackProgress& progress) = 0;
 };
 

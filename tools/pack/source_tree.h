@@ -15,7 +15,7 @@ struct SourceNode {
   std::string name;
   uint32_t mode = 0;  // st_mode with type bits
   int64_t mtime_ns = 0;
-  uint64_t size = 0;          // regular files
+  uint64_t size = 0;          // regular files; a tar's folder: the archive's size (progress)
   std::string source_path;    // regular files: where to read the bytes
   bool has_inline_data = false;  // regular files made while scanning (captions from metadata)
   std::string inline_data;

@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <locale.h>
 
 namespace mmfs::pack {
 
@@ -10,6 +11,28 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 archive* A(void* p) { return static_cast<archive*>(p); }
+
+// pax headers (what Python's tarfile writes for non-ASCII names) hold UTF-8 paths, which
+// libarchive converts to the current locale's charset: under the C locale every such name came
+// with "Pathname can't be converted from UTF-8 to current locale", though the bytes it kept were
+// right. Reading under C.UTF-8 (this thread only, for the duration of a libarchive call) makes
+// the conversion the identity; names that are not valid UTF-8 still warn, as they should. Without
+// a C.UTF-8 locale (glibc has one built in since 2.35) nothing changes.
+class ScopedUtf8Locale {
+ public:
+  ScopedUtf8Locale() {
+    static locale_t utf8 = ::newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
+    if (utf8 != static_cast<locale_t>(0)) previous_ = ::uselocale(utf8);
+  }
+  ~ScopedUtf8Locale() {
+    if (previous_ != static_cast<locale_t>(0)) ::uselocale(previous_);
+  }
+  ScopedUtf8Locale(const ScopedUtf8Locale&) = delete;
+  ScopedUtf8Locale& operator=(const ScopedUtf8Locale&) = delete;
+
+ private:
+  locale_t previous_ = static_cast<locale_t>(0);
+};
 // libarchive may have no message to give (NULL).
 std::string ErrorText(archive* a) {
   const char* e = archive_error_string(a);
@@ -51,6 +74,7 @@ Result<std::string> NormaliseMemberPath(std::string_view path) {
 Result<std::unique_ptr<TarReader>> TarReader::Open(const std::string& path,
                                                    PackReporter& reporter,
                                                    uint64_t max_member_bytes) {
+  ScopedUtf8Locale utf8;  // libarchive takes the charset it converts to at its first use
   std::unique_ptr<TarReader> r(new TarReader(path, reporter, max_member_bytes));
   archive* a = archive_read_new();
   if (a == nullptr) return Status::ResourceExhausted("archive_read_new");
@@ -78,7 +102,8 @@ void TarReader::Skip(const std::string& member, const std::string& why) {
   reporter_.Warning("skipping " + path_ + ": member '" + member + "': " + why);
 }
 
-Result<bool> TarReader::Next(TarMember* member) {
+Result<bool> TarReader::Next(TarMember* member, bool read_data) {
+  ScopedUtf8Locale utf8;
   archive* a = A(archive_);
   for (;;) {
     archive_entry* entry = nullptr;
@@ -119,6 +144,13 @@ Result<bool> TarReader::Next(TarMember* member) {
     member->mtime_ns = static_cast<int64_t>(archive_entry_mtime(entry)) * 1000000000 +
                        archive_entry_mtime_nsec(entry);
     member->data.clear();
+    if (!read_data) {
+      // A plain tar seeks past the data; a compressed one decompresses it.
+      if (archive_read_data_skip(a) != ARCHIVE_OK) {
+        return Status::Corruption(path_ + ": member '" + name + "': " + ErrorText(a));
+      }
+      return true;
+    }
     if (size > 0) member->data.reserve(static_cast<size_t>(size));
     char buf[1 << 16];
     for (;;) {

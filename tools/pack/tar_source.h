@@ -44,8 +44,9 @@ class TarReader {
   TarReader(const TarReader&) = delete;
   TarReader& operator=(const TarReader&) = delete;
 
-  // The next regular-file member; false at the end of the archive.
-  Result<bool> Next(TarMember* member);
+  // The next regular-file member; false at the end of the archive. With `read_data` false only
+  // its path, mode and time are filled in (`data` is left empty) and its bytes are skipped.
+  Result<bool> Next(TarMember* member, bool read_data = true);
   // Bytes of the archive file consumed so far (compressed bytes for .tar.gz).
   uint64_t bytes_consumed() const;
   uint64_t skipped() const { return skipped_; }
