@@ -11,10 +11,11 @@
 # What runs, with the commands read from the README's Quick start block (so they cannot drift):
 #   demo:  the demo command as written; its output must show every generated sample read in each
 #          epoch and `mmfs stats` printed.
-#   tests: the test command with MMFS_BUILDS=release MMFS_CTEST_LABEL=unit MMFS_FRESH_CHECK=0: it
-#          installs its packages, builds the release preset, runs the unit tests and the package
-#          test (.deb built, installed, mounted from fstab, purged). The mount tests and the
-#          sanitizer builds run outside, on the CI machine itself: they need no other packages.
+#   tests: the test command with MMFS_BUILDS=release MMFS_CTEST_LABEL=unit: it installs all
+#          its packages, builds the release preset (tests included), runs the unit tests and the
+#          package and install tests (.deb built, installed, mounted from fstab, purged;
+#          `cmake --install` into a prefix, run from there). The mount tests, the sanitizer
+#          builds and the fuzzers run on the CI machine itself, after the same install step.
 # The project is copied from the working tree (tracked and untracked, not ignored files), so
 # uncommitted changes are checked too. The base root is made once per machine and kept in
 # MMFS_FRESH_BASE (/var/cache/mmfs-fresh/bookworm); each run works on an overlay of it that is
@@ -34,7 +35,7 @@ if [[ ${#quick[@]} != 2 ]]; then
   exit 1
 fi
 demo_cmd=${quick[0]}
-test_cmd="MMFS_BUILDS=release MMFS_CTEST_LABEL=unit MMFS_FRESH_CHECK=0 ${quick[1]}"
+test_cmd="MMFS_BUILDS=release MMFS_CTEST_LABEL=unit ${quick[1]}"
 
 make_base() {
   [[ -f $base/.ready ]] && return
