@@ -1,6 +1,7 @@
 #include "fs/core/filesystem.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -852,6 +853,10 @@ Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, boo
       e->size() > options_.max_cached_file_bytes) {
     return out;
   }
+  if (!push_allowed_.load(std::memory_order_relaxed)) {
+    if (prefetch_.Contains(e->index)) metrics_.push_skipped.fetch_add(1, std::memory_order_relaxed);
+    return out;
+  }
   out.owner = prefetch_.Claim(e->index, wait);
   if (out.owner == nullptr) return ReadData{};
   out.data = out.owner->data();
@@ -872,6 +877,18 @@ void Filesystem::EndPush(uint64_t ino, uint64_t stream, cache::Blob claimed, boo
   // push after LOOKUP) took it already and did all of what follows.
   if (prefetch_.Take(e->index) == nullptr) return;
   (void)ReadFile(*e, 0, e->size(), stream, std::move(claimed));
+}
+
+void Filesystem::SetMemoryTargets(const MemoryTargets& t) {
+  push_allowed_.store(t.push, std::memory_order_relaxed);
+  const bool shrinking = t.ram_cache_bytes < ram_tier_.Counters().bytes_budget ||
+                         t.prefetch_bytes < prefetch_.budget() ||
+                         t.read_buffer_bytes < read_buffer_.budget();
+  ram_tier_.SetBudget(t.ram_cache_bytes);
+  prefetch_.SetBudget(t.prefetch_bytes);
+  read_buffer_.SetBudget(t.read_buffer_bytes);
+  // Freed small blobs stay in the allocator's arenas; hand them back to the kernel.
+  if (shrinking) ::malloc_trim(0);
 }
 
 Result<std::string> Filesystem::ReadLink(uint64_t ino) {
@@ -1080,7 +1097,8 @@ std::string Filesystem::StatsJson() const {
         {"pushed",
          {{"files", metrics_.pushed_files.load(std::memory_order_relaxed)},
           {"bytes", metrics_.pushed_bytes.load(std::memory_order_relaxed)},
-          {"failed", metrics_.push_failures.load(std::memory_order_relaxed)}}},
+          {"failed", metrics_.push_failures.load(std::memory_order_relaxed)},
+          {"skipped", metrics_.push_skipped.load(std::memory_order_relaxed)}}},
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
       {"cluster", ClusterJson()},
@@ -1097,7 +1115,7 @@ std::string Filesystem::StatsJson() const {
       {"errors",
        {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},
-      {"memory", {{"rss_bytes", ResidentBytes()}}},
+      {"memory", MemoryStatsJson(ResidentBytes(), governor_.load())},
   };
   return JsonText(j, 2) + "\n";
 }

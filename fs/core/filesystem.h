@@ -44,6 +44,7 @@
 #include "cache/tiered_cache.h"
 #include "cache/what_if.h"
 #include "fs/base/status.h"
+#include "fs/core/memory_governor.h"
 #include "fs/core/metrics.h"
 #include "fs/core/ranged_reader.h"
 #include "fs/format/dataset.h"
@@ -179,6 +180,14 @@ class Filesystem {
   // Waits until queued warm-up work is done (tests).
   void DrainWarmup();
 
+  // The memory governor's hooks (fs/core/memory_governor.h): new budgets for the RAM tier and
+  // the buffers (shrinking evicts and returns the memory at once) and whether to push; and the
+  // bytes the RAM tier holds.
+  void SetMemoryTargets(const MemoryTargets& targets);
+  uint64_t RamBytesUsed() const { return ram_tier_.Counters().bytes_used; }
+  // Shows `governor`'s budget and pressure in stats; it must outlive serving (or be reset).
+  void SetMemoryGovernor(const MemoryGovernor* governor) { governor_.store(governor); }
+
   // The JSON document served as .mmfs/stats.
   std::string StatsJson() const;
   // Waits until the cluster tier's fill queue is written (tests).
@@ -257,6 +266,8 @@ class Filesystem {
   cache::AccessPatternDetector detector_;
   cache::HintedOrder hint_;
   std::atomic<bool> hint_active_{false};
+  std::atomic<bool> push_allowed_{true};  // off while memory is tight
+  std::atomic<const MemoryGovernor*> governor_{nullptr};
   // What-if curves of the RAM tier (every file read the daemon sees) and of the SSD tier (the
   // reads the RAM tier missed).
   cache::WhatIf ram_what_if_;

@@ -391,6 +391,38 @@ TEST_F(FilesystemTest, PrefetchedFilesAreClaimedForAPushAndCountedOnceStored) {
   EXPECT_EQ(j["cache"]["tiers"][0]["inserts"], 2);
 }
 
+// Issue 16, item 6: under memory pressure the governor shrinks the RAM tier and the buffers
+// (memory released at once) and stops pushing into the page cache, whose pages the daemon pays.
+TEST_F(FilesystemTest, MemoryTargetsShrinkTheTiersAndGateThePush) {
+  for (int i = 0; i < 300; ++i) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
+  ReadAll(Walk("big.bin").ino);
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  ASSERT_GT(j["cache"]["tiers"][0]["bytes_used"].get<uint64_t>(), 3u << 20);
+  fs_->SetMemoryTargets({/*ram=*/64 << 10, /*prefetch=*/1 << 20, /*read_buffer=*/1 << 20,
+                         /*push=*/false});
+  j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["cache"]["tiers"][0]["bytes_budget"], 64 << 10);
+  EXPECT_LE(j["cache"]["tiers"][0]["bytes_used"].get<uint64_t>(), 64u << 10);
+  EXPECT_EQ(j["readahead"]["buffer_budget"], 1 << 20);
+  EXPECT_EQ(j["cache"]["read_buffer"]["bytes_budget"], 1 << 20);
+  EXPECT_EQ(fs_->RamBytesUsed(), j["cache"]["tiers"][0]["bytes_used"].get<uint64_t>());
+  // Bytes stay right through the smaller tier.
+  EXPECT_EQ(ReadAll(Walk("big.bin").ino), big_);
+  // A prefetched file is not pushed while memory is tight; it waits for its READ.
+  fs_->HandleControlLines({"evict many/1000.txt"});  // so that the hint loads it
+  fs_->BeginHint();
+  fs_->AddHintLines({"many/1000.txt"});
+  fs_->EndHint();
+  fs_->DrainPrefetch();
+  const uint64_t ino = Walk("many/1000.txt").ino;
+  EXPECT_EQ(fs_->ClaimPrefetched(ino, 1 << 20, false)->size, 0u);
+  EXPECT_EQ(nlohmann::json::parse(fs_->StatsJson())["readahead"]["pushed"]["skipped"], 1);
+  fs_->SetMemoryTargets({64 << 10, 1 << 20, 1 << 20, /*push=*/true});
+  auto claimed = fs_->ClaimPrefetched(ino, 1 << 20, false);
+  ASSERT_EQ(claimed->size, 1u);
+  fs_->EndPush(ino, 42, claimed->owner, /*stored=*/false);
+}
+
 TEST_F(FilesystemTest, NoHintFileWithoutAChannelOrWithReadaheadOff) {
   auto control = *fs_->Lookup(kRootIno, kControlDirName);
   EXPECT_EQ(fs_->Lookup(control.ino, kHintFileName).status().code(), StatusCode::kNotFound);
