@@ -58,8 +58,10 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     t.prefetch_bytes = halve(t.prefetch_bytes);
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
   } else {
-    // Grow by no more than the headroom: until the next sample nothing can take more.
-    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + (target - working));
+    // Grow by no more than the headroom, and no more than a step of the limit per sample: what
+    // others allocate between two samples (a reader's batch) then finds room.
+    const uint64_t step = std::max<uint64_t>(limit / kGrowthStepDivisor, 1);
+    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + std::min(target - working, step));
     if (level == Pressure::kLow) {
       t.prefetch_bytes = std::min(plan_.prefetch_bytes, t.prefetch_bytes * 2);
       t.read_buffer_bytes = std::min(plan_.read_buffer_bytes, t.read_buffer_bytes * 2);

@@ -278,11 +278,15 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
     g.Step(s);
     return g.Counters();
   };
-  // Plenty of room: the plan, no more.
+  // Plenty of room: a step of 1/16 of the limit per sample, up to the plan, no more.
   fs::GovernorCounters c = step(100);
   EXPECT_EQ(c.level, Pressure::kLow);
-  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 1000 * kMiB / 16);
   EXPECT_TRUE(c.targets.push);
+  used = 480 * kMiB;
+  c = step(580);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
+  used = 0;
   // Others use 700 MiB: the tier (100 MiB held) may grow only to 80% of the limit.
   used = 100 * kMiB;
   c = step(750);
@@ -306,14 +310,14 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
   EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes / 4);
   EXPECT_EQ(c.shrinks, 2u);
   // Calm again: everything comes back, within the plan.
-  used = 10 * kMiB;
+  used = 480 * kMiB;
   for (int i = 0; i < 10; ++i) c = step(200);
   EXPECT_EQ(c.level, Pressure::kLow);
   EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
   EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes);
   EXPECT_EQ(c.targets.read_buffer_bytes, plan.read_buffer_bytes);
   EXPECT_TRUE(c.targets.push);
-  EXPECT_EQ(c.samples, 14u);
+  EXPECT_EQ(c.samples, 15u);
   EXPECT_EQ(applied, c.targets);
   // With the push off by option, it stays off.
   fs::MemoryGovernor nopush(CgroupLimit(1000 * kMiB), plan, false, {});
