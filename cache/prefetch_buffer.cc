@@ -21,19 +21,10 @@ const char* PrefetchPatternName(PrefetchPattern p) {
 }
 
 void PrefetchBuffer::Put(CacheKey key, Blob blob, PrefetchPattern pattern) {
-  if (blob == nullptr || blob->size() > budget_) return;
+  if (blob == nullptr || blob->size() > budget()) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (held_.count(key) > 0) return;
-  while (bytes_held_ + blob->size() > budget_ && !order_.empty()) {
-    CacheKey old = order_.front();
-    order_.pop_front();
-    auto it = held_.find(old);
-    if (it == held_.end()) continue;  // already taken
-    bytes_held_ -= it->second.blob->size();
-    C(it->second.pattern).wasted++;
-    if (it->second.claimed) claim_ended_.notify_all();  // a push waiting on it gives up
-    held_.erase(it);
-  }
+  MakeRoom(blob->size());
   C(pattern).issued++;
   C(pattern).bytes_issued += blob->size();
   bytes_held_ += blob->size();
@@ -43,6 +34,25 @@ void PrefetchBuffer::Put(CacheKey key, Blob blob, PrefetchPattern pattern) {
   while (order_.size() > 2 * held_.size() + 64 && held_.count(order_.front()) == 0) {
     order_.pop_front();
   }
+}
+
+void PrefetchBuffer::MakeRoom(uint64_t incoming) {
+  while (bytes_held_ + incoming > budget() && !order_.empty()) {
+    CacheKey old = order_.front();
+    order_.pop_front();
+    auto it = held_.find(old);
+    if (it == held_.end()) continue;  // already taken
+    bytes_held_ -= it->second.blob->size();
+    C(it->second.pattern).wasted++;
+    if (it->second.claimed) claim_ended_.notify_all();  // a push waiting on it gives up
+    held_.erase(it);
+  }
+}
+
+void PrefetchBuffer::SetBudget(uint64_t budget_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budget_.store(budget_bytes, std::memory_order_relaxed);
+  MakeRoom(0);
 }
 
 Blob PrefetchBuffer::Take(CacheKey key) {

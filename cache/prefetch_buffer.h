@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -59,7 +60,9 @@ class PrefetchBuffer {
 
   PrefetchCounters Counters(PrefetchPattern pattern) const;
   uint64_t bytes_held() const;
-  uint64_t budget() const { return budget_; }
+  uint64_t budget() const { return budget_.load(std::memory_order_relaxed); }
+  // Changes the budget (memory pressure); shrinking pushes the oldest blobs out (wasted).
+  void SetBudget(uint64_t budget_bytes);
 
  private:
   struct Held {
@@ -68,8 +71,10 @@ class PrefetchBuffer {
     bool claimed = false;
   };
   PrefetchCounters& C(PrefetchPattern p) { return counters_[static_cast<size_t>(p)]; }
+  // Pushes the oldest blobs out until `incoming` more bytes fit. REQUIRES: mu_ held.
+  void MakeRoom(uint64_t incoming);
 
-  const uint64_t budget_;
+  std::atomic<uint64_t> budget_;
   mutable std::mutex mu_;
   std::condition_variable loaded_;
   std::condition_variable claim_ended_;

@@ -29,6 +29,27 @@ void RamTier::Insert(CacheKey key, Blob blob) {
   shard.inserts++;
 }
 
+uint64_t RamTier::MaxEntryBytes() const {
+  uint64_t share = budget_.load(std::memory_order_relaxed) / kShards;
+  return share > kEntryOverhead ? share - kEntryOverhead : 0;
+}
+
+void RamTier::SetBudget(uint64_t budget_bytes) {
+  budget_.store(budget_bytes, std::memory_order_relaxed);
+  for (auto& shard : shards_) {
+    std::vector<CacheKey> evicted;
+    std::vector<Blob> freed;  // released after the lock: freeing large blobs takes time
+    std::lock_guard<std::mutex> lock(shard->mu);
+    shard->policy.SetBudget(budget_bytes / kShards, &evicted);
+    for (CacheKey k : evicted) {
+      auto it = shard->blobs.find(k);
+      if (it == shard->blobs.end()) continue;
+      freed.push_back(std::move(it->second));
+      shard->blobs.erase(it);
+    }
+  }
+}
+
 bool RamTier::Contains(CacheKey key) const {
   const Shard& shard = *shards_[(key * 0x9E3779B97F4A7C15ull) >> 60];
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -47,7 +68,7 @@ TierCounters RamTier::Counters() const {
   c.lookups = lookups_.load(std::memory_order_relaxed);
   c.hits = hits_.load(std::memory_order_relaxed);
   c.misses = c.lookups - c.hits;
-  c.bytes_budget = budget_;
+  c.bytes_budget = budget_.load(std::memory_order_relaxed);
   for (const auto& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
     c.bytes_used += shard->policy.bytes_used();

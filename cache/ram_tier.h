@@ -30,6 +30,11 @@ class RamTier final : public CacheTier {
   // True if `key` is resident; unlike Lookup, not counted and not an access.
   bool Contains(CacheKey key) const override;
   void Erase(CacheKey key) override;
+  // A shard's share of the budget, less the bookkeeping: no larger file can ever be admitted.
+  uint64_t MaxEntryBytes() const override;
+  // Changes the budget (memory pressure shrinks it, calm grows it back); shrinking evicts at
+  // once, so the memory is released before this returns.
+  void SetBudget(uint64_t budget_bytes);
 
   // Per-entry bookkeeping charged against the budget, so a budget also bounds tiny files.
   static constexpr uint64_t kEntryOverhead = 96;
@@ -47,7 +52,7 @@ class RamTier final : public CacheTier {
 
   Shard& ShardFor(CacheKey key) { return *shards_[(key * 0x9E3779B97F4A7C15ull) >> 60]; }
 
-  const uint64_t budget_;
+  std::atomic<uint64_t> budget_;
   std::array<std::unique_ptr<Shard>, kShards> shards_;
   std::atomic<uint64_t> lookups_{0};
   std::atomic<uint64_t> hits_{0};

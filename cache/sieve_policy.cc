@@ -104,6 +104,20 @@ bool SievePolicy::Restore(uint64_t key, uint64_t charge) {
   return true;
 }
 
+void SievePolicy::SetBudget(uint64_t budget_bytes, std::vector<uint64_t>* evicted) {
+  budget_ = budget_bytes;
+  while (used_ > budget_) {
+    Node* v = NextVictim();
+    if (v == nullptr) break;
+    Unlink(v);  // moves the hand past v
+    used_ -= v->charge;
+    evicted->push_back(v->key);
+    nodes_.erase(v->key);
+    delete v;
+    ++evictions_;
+  }
+}
+
 void SievePolicy::Remove(uint64_t key) {
   auto it = nodes_.find(key);
   if (it == nodes_.end()) return;

@@ -38,6 +38,9 @@ class SievePolicy {
   // Returns false if it does not fit.
   bool Restore(uint64_t key, uint64_t charge);
   void Remove(uint64_t key);
+  // Changes the budget; when it shrinks, evicts (SIEVE order) until the entries fit and lists
+  // the evicted keys in `evicted`.
+  void SetBudget(uint64_t budget_bytes, std::vector<uint64_t>* evicted);
   bool Contains(uint64_t key) const { return nodes_.count(key) > 0; }
 
   uint64_t bytes_used() const { return used_; }
@@ -59,7 +62,7 @@ class SievePolicy {
   void PushNewest(Node* node);
   void Unlink(Node* node);
 
-  const uint64_t budget_;
+  uint64_t budget_;
   uint64_t used_ = 0;
   uint64_t evictions_ = 0;
   uint64_t rejected_ = 0;

@@ -1,5 +1,7 @@
 #include "cache/ssd_tier.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -187,6 +189,12 @@ void SsdTier::Insert(CacheKey key, Blob blob) {
     inserts_.fetch_add(1, std::memory_order_relaxed);
   }
   cv_.notify_one();
+}
+
+uint64_t SsdTier::MaxEntryBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t budget = policy_.budget() > kHeaderBytes ? policy_.budget() - kHeaderBytes : 0;
+  return std::min<uint64_t>(budget, options_.max_pending_bytes);
 }
 
 bool SsdTier::DiskHasRoom() {

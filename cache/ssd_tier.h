@@ -52,6 +52,8 @@ class SsdTier final : public CacheTier {
 
   bool Contains(CacheKey key) const override;
   void Erase(CacheKey key) override;
+  // Within the budget and the write queue's bound (a larger insert would be dropped).
+  uint64_t MaxEntryBytes() const override;
 
   // Waits until every queued write has reached the disk (tests, clean shutdown).
   void Flush();

@@ -45,6 +45,9 @@ class CacheTier {
   virtual bool Contains(CacheKey /*key*/) const { return false; }
   // Drops `key` if held (mmfs warmup --evict).
   virtual void Erase(CacheKey /*key*/) {}
+  // The largest blob the tier could admit at all (its admission may still say no): the reader
+  // does not load a file whole for a tier that can never keep it.
+  virtual uint64_t MaxEntryBytes() const { return UINT64_MAX; }
 };
 
 }  // namespace mmfs::cache

@@ -30,13 +30,14 @@ std::vector<MountEntry> ReadMountTable(const std::string& path) {
   while (std::getline(info, line)) {
     // id parent MAJ:MIN root mount-point options [optional fields...] - type source super-options
     std::istringstream head(line);
-    std::string id, parent, root;
+    std::string id, parent;
     MountEntry e;
-    head >> id >> parent >> e.device >> root >> e.mount_point;
+    head >> id >> parent >> e.device >> e.root >> e.mount_point;
     size_t sep = line.find(" - ");
     if (e.mount_point.empty() || sep == std::string::npos) continue;
     std::istringstream tail(line.substr(sep + 3));
     tail >> e.fs_type >> e.source >> e.super_options;
+    e.root = UnescapeMountField(e.root);
     e.mount_point = UnescapeMountField(e.mount_point);
     e.source = UnescapeMountField(e.source);
     e.super_options = UnescapeMountField(e.super_options);

@@ -15,6 +15,7 @@ namespace mmfs {
 
 struct MountEntry {
   std::string device;         // "MAJ:MIN"
+  std::string root;           // the part of the filesystem mounted there ("/" for all of it)
   std::string mount_point;
   std::string fs_type;        // "fuse.mmfs", "overlay", ...
   std::string source;         // what mount(2) was given as the source ("mmfs:/data/x.mmfs")

@@ -1,6 +1,7 @@
 #include "fs/core/filesystem.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -22,7 +23,6 @@ namespace mmfs::fs {
 
 namespace {
 constexpr size_t kMaxSnapshots = 64;
-constexpr uint64_t kLargeVerifyChunk = 1 << 20;
 
 uint64_t ResidentBytes() {
   std::ifstream statm("/proc/self/statm");
@@ -62,6 +62,8 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
       // The cluster tier is asked by the loader, a whole sample per request (LoadForRead).
       cache_(TierList(&ram_tier_, ssd_tier_.get())),
       prefetch_(options.prefetch_buffer_bytes),
+      read_buffer_(options.read_buffer_bytes),
+      ranged_(*dataset_, read_buffer_, options.drop_origin_pages, origin_reads_, origin_bytes_),
       detector_(options.readahead_config),
       hint_(dataset_->entry_count(),
             HintWindow(dataset_->manifest(), options.prefetch_buffer_bytes),
@@ -140,9 +142,9 @@ void Filesystem::RunPrefetch(const cache::PrefetchJob& job) {
   for (uint64_t k : mine) {
     if (from_cluster.count(k) > 0) continue;
     auto e = dataset_->GetEntry(k);
-    if (e.ok() && e->is_regular() && e->size() <= options_.max_cached_file_bytes) {
-      entries.push_back(*e);
-    }
+    // A file the buffer cannot hold next to others would push out what waits there, or be
+    // dropped on arrival: its reader loads it.
+    if (e.ok() && e->is_regular() && e->size() <= PrefetchLimit()) entries.push_back(*e);
   }
   ReadCoalesced(std::move(entries), [&](const format::Entry& e, cache::Blob blob) {
     if (cluster_tier_ != nullptr) cluster_tier_->Insert(e.index, blob);  // fill for other hosts
@@ -668,7 +670,8 @@ Status Filesystem::Open(uint64_t ino, int flags) {
 
 std::vector<format::Entry> Filesystem::SampleMembers(const format::Entry& e) const {
   constexpr size_t kMaxMembers = 32;
-  constexpr uint64_t kMaxSpan = 16ull << 20;
+  // The other members wait in the prefetch buffer: no more of them than it holds.
+  const uint64_t kMaxSpan = std::min<uint64_t>(16ull << 20, e.size() + PrefetchLimit());
   std::vector<format::Entry> members = {e};
   if (!options_.readahead) return members;
   auto same_sample = [&](const format::Entry& o) {
@@ -750,66 +753,55 @@ Result<cache::Blob> Filesystem::LoadSample(const format::Entry& e,
   return wanted;
 }
 
+bool Filesystem::LoadsWhole(uint64_t size) const {
+  return size <= options_.max_cached_file_bytes &&
+         (size <= ram_tier_.MaxEntryBytes() || size <= read_buffer_.budget());
+}
+
+uint64_t Filesystem::PrefetchLimit() const {
+  return std::min<uint64_t>(options_.max_cached_file_bytes, prefetch_.budget() / 2);
+}
+
 Result<ReadData> Filesystem::ReadRegular(const format::Entry& e, uint64_t offset, size_t size,
                                          cache::Blob known) {
   ReadData out;
   if (offset >= e.size() || size == 0) return out;
   size_t len = static_cast<size_t>(std::min<uint64_t>(size, e.size() - offset));
-  if (e.size() <= options_.max_cached_file_bytes) {
-    size_t served_by = 0;
-    auto blob = cache_.Get(
-        e.index,
-        [&]() -> Result<cache::Blob> {
-          if (known != nullptr) return known;
-          return LoadForRead(e);
-        },
-        &served_by);
-    if (offset == 0) {
-      // One read of the file, for the what-if curves.
-      ram_what_if_.Record(e.index, e.size());
-      if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(e.index, e.size());
-    }
-    if (!blob.ok()) return blob.status();
-    out.owner = std::move(blob).value();
-    out.data = out.owner->data() + offset;
+  auto serve = [&](cache::Blob blob, uint64_t base) {
+    out.data = blob->data() + (offset - base);
     out.size = len;
+    out.owner = std::move(blob);
     return out;
+  };
+  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
+  if (auto span = read_buffer_.Find(e.index, offset, len)) {
+    if (offset == 0) ram_what_if_.Record(e.index, e.size());
+    return serve(std::move(span->blob), span->base);
   }
-  // Large file: check the whole file's sum once (streamed), then serve ranges directly.
-  bool verified;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    verified = large_verified_.count(e.index) > 0;
+  if (!LoadsWhole(e.size())) {
+    if (offset == 0) ram_what_if_.Record(e.index, e.size());
+    auto span = ranged_.Read(e, offset, len);
+    if (!span.ok()) return CountError(span.status());
+    return serve(std::move(span->blob), span->base);
   }
-  if (!verified) {
-    XXH3_state_t* state = XXH3_createState();
-    if (state == nullptr) return Status::ResourceExhausted("out of memory");
-    XXH3_64bits_reset(state);
-    std::string chunk;
-    Status s;
-    for (uint64_t pos = 0; pos < e.size() && s.ok(); pos += kLargeVerifyChunk) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(kLargeVerifyChunk, e.size() - pos));
-      chunk.resize(n);
-      s = dataset_->ReadRange(e, pos, n, chunk.data());
-      if (s.ok()) XXH3_64bits_update(state, chunk.data(), n);
-    }
-    uint64_t sum = XXH3_64bits_digest(state);
-    XXH3_freeState(state);
-    if (s.ok()) s = dataset_->CheckSum(e, sum);
-    if (!s.ok()) return CountError(s);
-    std::lock_guard<std::mutex> lock(mu_);
-    large_verified_.insert(e.index);
+  size_t served_by = 0;
+  auto blob = cache_.Get(
+      e.index,
+      [&]() -> Result<cache::Blob> {
+        if (known != nullptr) return known;
+        return LoadForRead(e);
+      },
+      &served_by);
+  if (offset == 0) {
+    // One read of the file, for the what-if curves.
+    ram_what_if_.Record(e.index, e.size());
+    if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(e.index, e.size());
   }
-  auto buf = std::make_shared<std::string>();
-  buf->resize(len);
-  Status s = dataset_->ReadRange(e, offset, len, buf->data());
-  if (!s.ok()) return CountError(s);
-  origin_reads_.fetch_add(1, std::memory_order_relaxed);
-  origin_bytes_.fetch_add(len, std::memory_order_relaxed);
-  out.data = buf->data();
-  out.size = len;
-  out.owner = std::move(buf);
-  return out;
+  if (!blob.ok()) return blob.status();
+  // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
+  // rather than load it again for each (or read it again from the SSD tier).
+  if (len < e.size() && !ram_tier_.Contains(e.index)) read_buffer_.Put(e.index, 0, *blob);
+  return serve(std::move(blob).value(), 0);
 }
 
 Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream) {
@@ -861,6 +853,10 @@ Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, boo
       e->size() > options_.max_cached_file_bytes) {
     return out;
   }
+  if (!push_allowed_.load(std::memory_order_relaxed)) {
+    if (prefetch_.Contains(e->index)) metrics_.push_skipped.fetch_add(1, std::memory_order_relaxed);
+    return out;
+  }
   out.owner = prefetch_.Claim(e->index, wait);
   if (out.owner == nullptr) return ReadData{};
   out.data = out.owner->data();
@@ -881,6 +877,18 @@ void Filesystem::EndPush(uint64_t ino, uint64_t stream, cache::Blob claimed, boo
   // push after LOOKUP) took it already and did all of what follows.
   if (prefetch_.Take(e->index) == nullptr) return;
   (void)ReadFile(*e, 0, e->size(), stream, std::move(claimed));
+}
+
+void Filesystem::SetMemoryTargets(const MemoryTargets& t) {
+  push_allowed_.store(t.push, std::memory_order_relaxed);
+  const bool shrinking = t.ram_cache_bytes < ram_tier_.Counters().bytes_budget ||
+                         t.prefetch_bytes < prefetch_.budget() ||
+                         t.read_buffer_bytes < read_buffer_.budget();
+  ram_tier_.SetBudget(t.ram_cache_bytes);
+  prefetch_.SetBudget(t.prefetch_bytes);
+  read_buffer_.SetBudget(t.read_buffer_bytes);
+  // Freed small blobs stay in the allocator's arenas; hand them back to the kernel.
+  if (shrinking) ::malloc_trim(0);
 }
 
 Result<std::string> Filesystem::ReadLink(uint64_t ino) {
@@ -1020,6 +1028,8 @@ std::string Filesystem::StatsJson() const {
                      {"admission_paused", c.admission_paused}});
   }
   cache::OriginCounters o = cache_.origin_counters();
+  cache::ReadBufferCounters rb = read_buffer_.Counters();
+  RangedCounters rc = ranged_.Counters();
   cache::HintCounters hc = hint_.Counters();
   std::string sync_token;
   {
@@ -1051,12 +1061,24 @@ std::string Filesystem::StatsJson() const {
       {"uptime_seconds", uptime},
       {"requests", requests},
       {"bytes_served", metrics_.bytes_served.load(std::memory_order_relaxed)},
-      {"cache", {{"tiers", tiers}}},
+      {"cache",
+       {{"tiers", tiers},
+        {"read_buffer",
+         {{"hits", rb.hits},
+          {"inserts", rb.inserts},
+          {"evictions", rb.evictions},
+          {"bytes_held", rb.bytes_held},
+          {"bytes_budget", rb.budget}}}}},
       {"origin",
        {{"reads", origin_reads_.load(std::memory_order_relaxed)},
         {"bytes", origin_bytes_.load(std::memory_order_relaxed)},
         {"errors", o.errors},
-        {"coalesced", o.coalesced}}},
+        {"coalesced", o.coalesced},
+        {"streamed",
+         {{"verified_files", rc.verified_files},
+          {"verify_bytes", rc.verify_bytes},
+          {"range_reads", rc.range_reads},
+          {"range_bytes", rc.range_bytes}}}}},
       {"readahead",
        {{"enabled", options_.readahead},
         {"patterns", patterns},
@@ -1075,7 +1097,8 @@ std::string Filesystem::StatsJson() const {
         {"pushed",
          {{"files", metrics_.pushed_files.load(std::memory_order_relaxed)},
           {"bytes", metrics_.pushed_bytes.load(std::memory_order_relaxed)},
-          {"failed", metrics_.push_failures.load(std::memory_order_relaxed)}}},
+          {"failed", metrics_.push_failures.load(std::memory_order_relaxed)},
+          {"skipped", metrics_.push_skipped.load(std::memory_order_relaxed)}}},
         {"buffer_bytes", prefetch_.bytes_held()},
         {"buffer_budget", prefetch_.budget()}}},
       {"cluster", ClusterJson()},
@@ -1092,7 +1115,7 @@ std::string Filesystem::StatsJson() const {
       {"errors",
        {{"checksum", metrics_.checksum_failures.load(std::memory_order_relaxed)},
         {"io", metrics_.io_errors.load(std::memory_order_relaxed)}}},
-      {"memory", {{"rss_bytes", ResidentBytes()}}},
+      {"memory", MemoryStatsJson(ResidentBytes(), governor_.load())},
   };
   return JsonText(j, 2) + "\n";
 }

@@ -10,7 +10,10 @@
 // and `hint`, a symlink to the daemon's hint pipe (see hint_channel.h) when one is open.
 //
 // Reads go through the tiered cache; on a miss the whole file is read from its shard and checked
-// against its xxh3 before anything is served.
+// against its xxh3 before anything is served. A file read in several READs that the RAM tier did
+// not keep waits in the read buffer for the rest of its READs; one too large to hold is checked
+// once by streaming and then read by range (ranged_reader.h). Whichever way, each byte of a file
+// is read from the origin about once per pass.
 //
 // Thread-safety: all methods are thread-safe.
 #pragma once
@@ -37,10 +40,13 @@
 #include "cache/prefetch_buffer.h"
 #include "cache/prefetch_workers.h"
 #include "cache/ram_tier.h"
+#include "cache/read_buffer.h"
 #include "cache/tiered_cache.h"
 #include "cache/what_if.h"
 #include "fs/base/status.h"
+#include "fs/core/memory_governor.h"
 #include "fs/core/metrics.h"
+#include "fs/core/ranged_reader.h"
 #include "fs/format/dataset.h"
 
 namespace mmfs::fs {
@@ -80,8 +86,12 @@ struct FilesystemOptions {
   uint64_t prefetch_buffer_bytes = 64ull << 20;
   int prefetch_threads = 2;
   cache::ReadaheadConfig readahead_config;
-  // Files larger than this are not cached whole; they are verified once, then read by range.
+  // The largest file loaded whole into memory (for the tiers, the read buffer, a prefetch). A
+  // larger one, or one that neither the RAM tier could admit nor the read buffer hold, is
+  // verified once by streaming, then read by range (ranged_reader.h).
   uint64_t max_cached_file_bytes = 64ull << 20;
+  // Holds files read in several READs that the RAM tier did not keep (cache/read_buffer.h).
+  uint64_t read_buffer_bytes = 64ull << 20;
   // Where `.mmfs/hint` points (the hint FIFO); empty: no hint file.
   std::string hint_target;
   // Where `.mmfs/control` points (the control FIFO of mmfs warmup); empty: none.
@@ -170,6 +180,14 @@ class Filesystem {
   // Waits until queued warm-up work is done (tests).
   void DrainWarmup();
 
+  // The memory governor's hooks (fs/core/memory_governor.h): new budgets for the RAM tier and
+  // the buffers (shrinking evicts and returns the memory at once) and whether to push; and the
+  // bytes the RAM tier holds.
+  void SetMemoryTargets(const MemoryTargets& targets);
+  uint64_t RamBytesUsed() const { return ram_tier_.Counters().bytes_used; }
+  // Shows `governor`'s budget and pressure in stats; it must outlive serving (or be reset).
+  void SetMemoryGovernor(const MemoryGovernor* governor) { governor_.store(governor); }
+
   // The JSON document served as .mmfs/stats.
   std::string StatsJson() const;
   // Waits until the cluster tier's fill queue is written (tests).
@@ -205,6 +223,11 @@ class Filesystem {
   Result<format::Entry> EntryForIno(uint64_t ino) const;
   // A new inode holding a fresh copy of control file `name`.
   Result<Attr> NewSnapshot(std::string_view name);
+  // Whether a file of `size` bytes is loaded whole on a miss: if it is not too large to hold
+  // and the RAM tier could admit it or the read buffer hold it. Otherwise it is streamed.
+  bool LoadsWhole(uint64_t size) const;
+  // The largest file worth prefetching: one the prefetch buffer holds next to others.
+  uint64_t PrefetchLimit() const;
   // `known`: the file's bytes, already at hand (pushed), used instead of loading on a miss.
   Result<ReadData> ReadRegular(const format::Entry& e, uint64_t offset, size_t size,
                                cache::Blob known = nullptr);
@@ -234,13 +257,17 @@ class Filesystem {
   std::unique_ptr<cache::ClusterTier> cluster_tier_;  // may be null
   cache::TieredCache cache_;
   cache::PrefetchBuffer prefetch_;
+  cache::ReadBuffer read_buffer_;
   std::atomic<uint64_t> origin_reads_{0};
   std::atomic<uint64_t> origin_bytes_{0};
+  RangedReader ranged_;  // after the counters it adds to
   std::atomic<uint64_t> prefetch_reads_{0};
   std::atomic<uint64_t> prefetch_bytes_{0};
   cache::AccessPatternDetector detector_;
   cache::HintedOrder hint_;
   std::atomic<bool> hint_active_{false};
+  std::atomic<bool> push_allowed_{true};  // off while memory is tight
+  std::atomic<const MemoryGovernor*> governor_{nullptr};
   // What-if curves of the RAM tier (every file read the daemon sees) and of the SSD tier (the
   // reads the RAM tier missed).
   cache::WhatIf ram_what_if_;
@@ -268,7 +295,6 @@ class Filesystem {
   mutable std::mutex mu_;
   uint64_t next_snapshot_ = 0;                     // guarded by mu_
   std::map<uint64_t, cache::Blob> snapshots_;      // by inode; guarded by mu_
-  std::unordered_set<uint64_t> large_verified_;   // entry indexes; guarded by mu_
 };
 
 }  // namespace mmfs::fs

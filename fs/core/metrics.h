@@ -57,6 +57,8 @@ class Metrics {
   std::atomic<uint64_t> pushed_files{0};
   std::atomic<uint64_t> pushed_bytes{0};
   std::atomic<uint64_t> push_failures{0};
+  // Prefetched files not pushed because memory was tight (they wait for their READ instead).
+  std::atomic<uint64_t> push_skipped{0};
   std::atomic<uint64_t> checksum_failures{0};
   std::atomic<uint64_t> io_errors{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();

@@ -107,6 +107,35 @@ std::string PrometheusFromStats(const nlohmann::json& j) {
            j["errors"]["io"].get<double>());
   w.Single("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.", ds,
            j["memory"]["rss_bytes"].get<double>());
+  const auto& mem = j["memory"];
+  if (mem.contains("budget")) {
+    const auto& b = mem["budget"];
+    w.Single("mmfs_memory_limit_bytes", "gauge",
+             "The memory limit the daemon plans within (physical or its cgroup's).",
+             with("source=\"" + b.value("limit_source", std::string()) + "\""),
+             b.value("limit_bytes", 0.0));
+    w.Single("mmfs_memory_budget_clamped", "gauge", "1 if --ram-cache did not fit and was lowered.",
+             ds, b.value("clamped", false) ? 1 : 0);
+    w.Family("mmfs_memory_budget_bytes", "gauge", "Budgets planned at mount, by part.");
+    for (const char* part : {"ram_cache", "prefetch", "read_buffer", "reserved"}) {
+      w.Sample("mmfs_memory_budget_bytes", with("part=\"" + std::string(part) + "\""),
+               b.value(std::string(part) + "_bytes", 0.0));
+    }
+  }
+  if (mem.contains("pressure")) {
+    const auto& p = mem["pressure"];
+    w.Single("mmfs_memory_working_bytes", "gauge",
+             "Working set under the limit (usage less inactive file pages).", ds,
+             p.value("working_bytes", 0.0));
+    w.Single("mmfs_memory_shrinks_total", "counter",
+             "Times memory pressure made the daemon release cache or buffer memory.", ds,
+             p.value("shrinks", 0.0));
+    w.Family("mmfs_memory_target_bytes", "gauge", "Budgets in force now, by part.");
+    for (const char* part : {"ram_cache", "prefetch", "read_buffer"}) {
+      w.Sample("mmfs_memory_target_bytes", with("part=\"" + std::string(part) + "\""),
+               p.value(std::string(part) + "_bytes", 0.0));
+    }
+  }
   if (j.contains("readahead")) {
     w.Family("mmfs_prefetch_total", "counter", "Files prefetched, by pattern and outcome.");
     for (const auto& [pattern, p] : j["readahead"]["patterns"].items()) {

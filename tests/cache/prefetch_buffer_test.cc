@@ -84,5 +84,18 @@ TEST(PrefetchBufferTest, OnePushClaimsABlobAtATimeAndCountsNothing) {
   EXPECT_EQ(c.wasted, 0u);
 }
 
+TEST(PrefetchBufferTest, ShrinkingTheBudgetPushesTheOldestOut) {
+  PrefetchBuffer buf(1000);
+  for (CacheKey k = 1; k <= 5; ++k) buf.Put(k, B(200), kMembers);
+  buf.SetBudget(450);
+  EXPECT_EQ(buf.budget(), 450u);
+  EXPECT_LE(buf.bytes_held(), 450u);
+  EXPECT_FALSE(buf.Contains(1));
+  EXPECT_TRUE(buf.Contains(5));
+  EXPECT_EQ(buf.Counters(kMembers).wasted, 3u);
+  buf.Put(6, B(500), kMembers);  // larger than the budget now: not held
+  EXPECT_FALSE(buf.Contains(6));
+}
+
 }  // namespace
 }  // namespace mmfs::cache

@@ -97,5 +97,30 @@ TEST(RamTierTest, ConcurrentUse) {
   EXPECT_LE(tier.Counters().bytes_used, 4u << 20);
 }
 
+TEST(RamTierTest, ShrinkingTheBudgetEvictsAtOnceAndBoundsAdmission) {
+  RamTier tier(16 << 20, 1000);
+  EXPECT_EQ(tier.MaxEntryBytes(), (16u << 20) / RamTier::kShards - RamTier::kEntryOverhead);
+  for (CacheKey k = 0; k < 200; ++k) tier.Insert(k, MakeBlob(50000));
+  EXPECT_GT(tier.Counters().bytes_used, 8u << 20);
+  tier.SetBudget(2 << 20);
+  TierCounters c = tier.Counters();
+  EXPECT_LE(c.bytes_used, 2u << 20);
+  EXPECT_EQ(c.bytes_budget, 2u << 20);
+  EXPECT_GT(c.evictions, 0u);
+  EXPECT_EQ(tier.MaxEntryBytes(), (2u << 20) / RamTier::kShards - RamTier::kEntryOverhead);
+  // What is still counted as resident is still served.
+  int resident = 0;
+  for (CacheKey k = 0; k < 200; ++k) {
+    if (!tier.Contains(k)) continue;
+    ++resident;
+    EXPECT_NE(tier.Lookup(k), nullptr);
+  }
+  EXPECT_EQ(static_cast<uint64_t>(resident), c.entries);
+  // Grown back, it admits again.
+  tier.SetBudget(16 << 20);
+  tier.Insert(1000, MakeBlob(50000));
+  EXPECT_TRUE(tier.Contains(1000));
+}
+
 }  // namespace
 }  // namespace mmfs::cache

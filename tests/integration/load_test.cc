@@ -26,6 +26,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "tests/integration/cgroup_helper.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/test_util.h"
 
@@ -110,14 +111,7 @@ class LoadTest : public ::testing::Test {
       ADD_FAILURE() << "mount left behind";
       ForceCleanup(mnt());
     }
-    if (!cgroup_.empty()) {
-      // Whatever is left in it goes back to the root group, then the group goes.
-      std::string procs = ReadFile(cgroup_ + "/cgroup.procs");
-      std::istringstream in(procs);
-      std::string pid;
-      while (in >> pid) WriteFile("/sys/fs/cgroup/memory/cgroup.procs", pid);
-      ::rmdir(cgroup_.c_str());
-    }
+    cgroup_.reset();  // whatever is left in it goes back to the root group, then the group goes
     if (mounted_fusectl_) ::umount2("/sys/fs/fuse/connections", MNT_DETACH);
   }
   std::string src() const { return tmp_ / "src"; }
@@ -135,14 +129,12 @@ class LoadTest : public ::testing::Test {
   std::vector<std::string> files_;
   std::unordered_map<std::string, uint64_t> sums_;
   uint64_t bytes_ = 0;
-  std::string cgroup_;
+  std::unique_ptr<MemoryCgroup> cgroup_;
   bool mounted_fusectl_ = false;
 };
 
 TEST_F(LoadTest, SixtyFourReadersAndFioStayCorrectBoundedAndWithinBudgets) {
   ASSERT_GT(bytes_, 2 * (kRamCache + kSsdCache)) << "the dataset must be larger than the caches";
-  ASSERT_TRUE(fsys::exists("/sys/fs/cgroup/memory/cgroup.procs"))
-      << "needs the memory cgroup (v1) hierarchy at /sys/fs/cgroup/memory";
   ForegroundMount m(dst(), mnt(),
                     {"--ram-cache", std::to_string(kRamCache), "--cache-dir", tmp_ / "ssd",
                      "--ssd-cache", std::to_string(kSsdCache), "--log-file", tmp_ / "daemon.log"});
@@ -150,10 +142,11 @@ TEST_F(LoadTest, SixtyFourReadersAndFioStayCorrectBoundedAndWithinBudgets) {
   const pid_t daemon = m.pid();
 
   // The daemon in a memory cgroup of its own.
-  cgroup_ = "/sys/fs/cgroup/memory/mmfs-load-test-" + std::to_string(::getpid());
-  ASSERT_EQ(::mkdir(cgroup_.c_str(), 0755), 0) << cgroup_;
-  WriteFile(cgroup_ + "/memory.limit_in_bytes", std::to_string(kDaemonMemoryLimit));
-  WriteFile(cgroup_ + "/cgroup.procs", std::to_string(daemon));
+  std::string error;
+  cgroup_ = MemoryCgroup::Create("mmfs-test-load-" + std::to_string(::getpid()),
+                                 kDaemonMemoryLimit, &error);
+  ASSERT_NE(cgroup_, nullptr) << error;
+  ASSERT_TRUE(cgroup_->Add(daemon));
 
   // Started with the hard limit of descriptors and the configured max_background.
   std::string limits = ReadFile("/proc/" + std::to_string(daemon) + "/limits");
@@ -254,9 +247,8 @@ TEST_F(LoadTest, SixtyFourReadersAndFioStayCorrectBoundedAndWithinBudgets) {
 
   // The daemon is alive, was never OOM-killed, and stayed within its budgets.
   EXPECT_EQ(::kill(daemon, 0), 0);
-  std::string oom = ReadFile(cgroup_ + "/memory.oom_control");
-  EXPECT_NE(oom.find("oom_kill 0"), std::string::npos) << oom;
-  uint64_t peak = std::stoull(ReadFile(cgroup_ + "/memory.max_usage_in_bytes"));
+  EXPECT_EQ(cgroup_->OomKills(), 0u);
+  uint64_t peak = cgroup_->PeakBytes();
   std::cerr << "load: daemon peak memory (cgroup, page cache included) " << (peak >> 20)
             << " MiB\n";
   EXPECT_LT(peak, kRamCache + kSsdCache + (64ull << 20) + (192ull << 20));

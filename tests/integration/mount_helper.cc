@@ -1,6 +1,7 @@
 #include "tests/integration/mount_helper.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -15,7 +16,8 @@
 namespace mmfs::testing {
 
 ForegroundMount::ForegroundMount(const std::string& dataset, const std::string& mountpoint,
-                                 const std::vector<std::string>& extra)
+                                 const std::vector<std::string>& extra,
+                                 const std::string& cgroup_procs)
     : mountpoint_(mountpoint) {
   std::vector<std::string> argv = {MmfsBinary(), "mount", "-f", dataset, mountpoint};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -24,6 +26,14 @@ ForegroundMount::ForegroundMount(const std::string& dataset, const std::string& 
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(1);
+    if (!cgroup_procs.empty()) {
+      std::string self = std::to_string(::getpid());
+      int fd = ::open(cgroup_procs.c_str(), O_WRONLY);
+      if (fd < 0 || ::write(fd, self.data(), self.size()) != static_cast<ssize_t>(self.size())) {
+        ::_exit(126);
+      }
+      ::close(fd);
+    }
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

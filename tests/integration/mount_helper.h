@@ -17,9 +17,12 @@ namespace mmfs::testing {
 
 class ForegroundMount {
  public:
-  // Starts `mmfs mount -f DATASET MNT [extra...]` and waits until MNT is a mount point.
+  // Starts `mmfs mount -f DATASET MNT [extra...]` and waits until MNT is a mount point. With
+  // `cgroup_procs`, the daemon joins that cgroup (writes its pid there) before it starts, so it
+  // plans its memory inside it.
   ForegroundMount(const std::string& dataset, const std::string& mountpoint,
-                  const std::vector<std::string>& extra = {});
+                  const std::vector<std::string>& extra = {},
+                  const std::string& cgroup_procs = "");
   ~ForegroundMount();
   ForegroundMount(const ForegroundMount&) = delete;
   ForegroundMount& operator=(const ForegroundMount&) = delete;

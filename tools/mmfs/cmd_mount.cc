@@ -25,16 +25,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "cache/cluster_tier.h"
 #include "cache/ssd_tier.h"
 #include "fs/base/file_util.h"
+#include "fs/base/memory_budget.h"
 #include "fs/base/mount_table.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
 #include "fs/core/hint_channel.h"
+#include "fs/core/memory_governor.h"
 #include "fs/format/dataset.h"
 #include "fs/fuse/fuse_server.h"
 #include "tools/mmfs/commands.h"
@@ -63,6 +66,11 @@ struct ParsedOptions {
   bool hint = true;
   bool push = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
+  std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
+  // The memory the daemon may use and how it is split (fs/base/memory_budget.h); no limit when
+  // it could not be read (no governor then).
+  std::optional<MemoryLimit> memory_limit;
+  MemoryBudget memory_budget;
 };
 
 // An on|off option's value; `name` is how the user spelled the option, for the error.
@@ -90,7 +98,7 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     std::string key = item.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "ram_cache") {
-      MMFS_ASSIGN_OR_RETURN(out->fs.ram_cache_bytes, ParseSize(value));
+      MMFS_ASSIGN_OR_RETURN(out->ram_cache, ParseSize(value));
     } else if (key == "cache_dir") {
       out->cache_dir = value;
     } else if (key == "ssd_cache") {
@@ -141,7 +149,7 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
     }
   }
   if (!args.ram_cache.empty()) {
-    MMFS_ASSIGN_OR_RETURN(out->fs.ram_cache_bytes, ParseSize(args.ram_cache));
+    MMFS_ASSIGN_OR_RETURN(out->ram_cache, ParseSize(args.ram_cache));
   }
   if (!args.cache_dir.empty()) out->cache_dir = args.cache_dir;
   if (!args.ssd_cache.empty()) {
@@ -162,12 +170,35 @@ Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
   return Status::Ok();
 }
 
-// Default RAM budget: 1/8 of physical memory, between 64 MiB and 8 GiB. The kernel's page cache
-// of the mount holds warm files too; the RAM tier keeps a stable share when that cache churns.
-uint64_t DefaultRamCache() {
-  uint64_t phys = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
-                  static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  return std::clamp<uint64_t>(phys / 8, 64ull << 20, 8ull << 30);
+// The memory budget: the limit (physical or the memory cgroup's), what the daemon needs
+// besides its RAM tier and what others under the same limit use now; the RAM tier and the
+// buffers are sized within it (fs/base/memory_budget.h). Without a readable limit, the old
+// default: 1/8 of physical memory, 64 MiB to 8 GiB.
+void PlanMemory(const format::Dataset& dataset, ParsedOptions* opts) {
+  auto limit = ReadMemoryLimit("/");
+  if (!limit.ok()) {
+    std::fprintf(stderr, "mmfs: warning: %s; memory budget not checked\n",
+                 limit.status().message().c_str());
+    uint64_t phys = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    opts->fs.ram_cache_bytes =
+        opts->ram_cache.value_or(std::clamp<uint64_t>(phys / 8, 64ull << 20, 8ull << 30));
+    return;
+  }
+  BudgetRequest request;
+  request.ram_cache_bytes = opts->ram_cache;
+  request.index_bytes = dataset.manifest().index_size;
+  request.threads = opts->mount.max_threads;
+  request.ssd_tier = !opts->cache_dir.empty();
+  request.cluster_tier = !opts->cluster_servers.empty();
+  request.in_use_bytes = SampleMemory(*limit).working_bytes();
+  opts->memory_budget = PlanMemoryBudget(*limit, request);
+  opts->memory_limit = *limit;
+  opts->fs.ram_cache_bytes = opts->memory_budget.ram_cache_bytes;
+  opts->fs.prefetch_buffer_bytes = opts->memory_budget.prefetch_bytes;
+  opts->fs.read_buffer_bytes = opts->memory_budget.read_buffer_bytes;
+  std::string warning = opts->memory_budget.Warning();
+  if (!warning.empty()) std::fprintf(stderr, "mmfs: warning: %s\n", warning.c_str());
 }
 
 // Default SSD budget: half the free space of the cache directory's filesystem, at most 1 TiB.
@@ -314,6 +345,18 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   opts.fs.mountpoint = opts.mount.mountpoint;
   fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(ssd), std::move(cluster));
   // Declared after the filesystem: stopped before it goes away.
+  std::unique_ptr<fs::MemoryGovernor> governor;
+  if (opts.memory_limit) {
+    spdlog::info("memory budget: {}", opts.memory_budget.Explain());
+    governor = std::make_unique<fs::MemoryGovernor>(
+        *opts.memory_limit, opts.memory_budget, opts.push,
+        fs::MemoryGovernor::Hooks{
+            [&](const fs::MemoryTargets& t) { filesystem.SetMemoryTargets(t); },
+            [&] { return filesystem.RamBytesUsed(); }});
+    filesystem.SetMemoryGovernor(governor.get());
+    governor->Start();
+  }
+  // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::HintChannel> hint;
   if (opts.hint) {
     // An overlay front serves every user (fs/fuse/overlay_front.h), as allow_other does.
@@ -390,7 +433,6 @@ int RunMount(const MountArgs& in) {
   args.mountpoint = AbsolutePath(args.mountpoint);
 
   ParsedOptions opts;
-  opts.fs.ram_cache_bytes = DefaultRamCache();
   Status s = ParseOptions(args, &opts);
   if (!s.ok()) {
     PrintError("-o: " + s.message());
@@ -409,6 +451,7 @@ int RunMount(const MountArgs& in) {
     PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
     return 1;
   }
+  PlanMemory(**dataset, &opts);
 
   if (args.foreground) {
     SetUpLogging(args, false);

@@ -163,8 +163,39 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
               FormatCount(errors.at("checksum").get<uint64_t>()).c_str(),
               FormatCount(errors.at("io").get<uint64_t>()).c_str());
-  std::printf("  memory    daemon RSS %s\n",
-              FormatBytes(j.at("memory").at("rss_bytes").get<uint64_t>()).c_str());
+  const auto& mem = j.at("memory");
+  std::printf("  memory    daemon RSS %s\n", FormatBytes(mem.at("rss_bytes").get<uint64_t>()).c_str());
+  if (mem.contains("budget")) {
+    // The budget the daemon settled on at mount, and why.
+    const auto& b = mem.at("budget");
+    std::string where = b.value("limit_source", "") == "physical" ? "" : " " + b.value("cgroup", "");
+    std::printf("  budget    %s: RAM tier %s, prefetch %s, read buffer %s; limit %s (%s%s), %s "
+                "reserved besides the RAM tier, %s used by others at mount%s\n",
+                b.value("source", "").c_str(),
+                FormatBytes(b.value("ram_cache_bytes", uint64_t{0})).c_str(),
+                FormatBytes(b.value("prefetch_bytes", uint64_t{0})).c_str(),
+                FormatBytes(b.value("read_buffer_bytes", uint64_t{0})).c_str(),
+                FormatBytes(b.value("limit_bytes", uint64_t{0})).c_str(),
+                b.value("limit_source", "").c_str(), where.c_str(),
+                FormatBytes(b.value("reserved_bytes", uint64_t{0})).c_str(),
+                FormatBytes(b.value("in_use_bytes", uint64_t{0})).c_str(),
+                b.value("clamped", false)
+                    ? (", CLAMPED from --ram-cache " +
+                       FormatBytes(b.value("requested_ram_bytes", uint64_t{0})))
+                          .c_str()
+                    : "");
+  }
+  if (mem.contains("pressure")) {
+    const auto& p = mem.at("pressure");
+    std::printf("  pressure  %s (working set %s), RAM tier now %s, prefetch %s, read buffer %s, "
+                "%s shrinks, push %s\n",
+                p.value("level", "").c_str(), FormatBytes(p.value("working_bytes", uint64_t{0})).c_str(),
+                FormatBytes(p.value("ram_cache_bytes", uint64_t{0})).c_str(),
+                FormatBytes(p.value("prefetch_bytes", uint64_t{0})).c_str(),
+                FormatBytes(p.value("read_buffer_bytes", uint64_t{0})).c_str(),
+                FormatCount(p.value("shrinks", uint64_t{0})).c_str(),
+                p.value("push", true) ? "on" : "paused");
+  }
   std::printf("\n  %-10s %12s %8s %10s %10s\n", "request", "count", "errors", "p50", "p99");
   for (const auto& [name, op] : req.items()) {
     uint64_t count = op.at("count").get<uint64_t>();

@@ -1,0 +1,117 @@
+// Memory budget: how much memory the mount daemon may use, how it splits that between its RAM
+// tier and its buffers, and the signals that say it must use less.
+//
+// The default RAM budget used to be 1/8 of physical memory whatever container the daemon ran in;
+// in a memory cgroup smaller than that (a Kubernetes pod, a systemd slice) the daemon grew into
+// the limit and was OOM-killed, taking the mount with it (issue 16). Here:
+//
+// - ReadMemoryLimit finds the limit that applies: the smaller of physical memory and the memory
+//   cgroup's limit, found through /proc/self/cgroup and /proc/self/mountinfo (v1:
+//   hierarchical_memory_limit or memory.limit_in_bytes; v2: the smallest memory.max of the cgroup
+//   and its ancestors).
+// - PlanMemoryBudget reserves what the daemon needs besides its RAM tier (base and per-thread
+//   memory, the mapped index, the prefetch and read buffers, the SSD and cluster write queues)
+//   and what others in the same limit already use, and sizes the RAM tier in what is left: by
+//   default 1/8 of the limit (64 MiB to 8 GiB) but at most half of what is left; an explicit
+//   --ram-cache larger than what is left is clamped, and the budget says so.
+// - SampleMemory and AssessPressure read and judge the pressure signals (the working set against
+//   the limit, limit hits, OOM kills, PSI where the cgroup has it), for fs/core/memory_governor.
+//
+// Every reader takes a root directory ("/" in the daemon) under which it reads proc/... and
+// sys/..., so that tests feed it fake trees.
+//
+// Thread-safety: pure functions and plain structs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "fs/base/status.h"
+
+namespace mmfs {
+
+enum class LimitSource { kPhysical, kCgroupV1, kCgroupV2 };
+// "physical", "cgroup v1", "cgroup v2".
+const char* LimitSourceName(LimitSource source);
+
+struct MemoryLimit {
+  uint64_t physical_bytes = 0;  // MemTotal
+  uint64_t cgroup_bytes = 0;    // the memory cgroup's effective limit; 0: none
+  int cgroup_version = 0;       // 1 or 2 when a memory cgroup was found, else 0
+  std::string cgroup_dir;       // its directory (with the root prefix); empty: none found
+  // The smaller of the two, and which one it is.
+  uint64_t bytes() const;
+  LimitSource source() const;
+};
+
+// Physical memory from ROOT/proc/meminfo; the memory cgroup from ROOT/proc/self/cgroup and
+// ROOT/proc/self/mountinfo. No cgroup (or an unlimited one) is not an error; an unreadable
+// meminfo is.
+Result<MemoryLimit> ReadMemoryLimit(const std::string& root = "/");
+
+// One reading of the signals: for the cgroup when its limit is the one that applies, else for
+// the host (usage = MemTotal - MemAvailable, PSI of /proc/pressure/memory).
+struct MemorySample {
+  uint64_t usage_bytes = 0;        // what counts against the limit (page cache included)
+  uint64_t reclaimable_bytes = 0;  // of which inactive file pages, which the kernel drops first
+  uint64_t limit_events = 0;       // times usage hit the limit (v1 failcnt; v2 events max + high)
+  uint64_t oom_kills = 0;          // v1 memory.oom_control oom_kill; v2 memory.events oom_kill
+  bool has_psi = false;            // PSI of the cgroup (v2) or of the host (no cgroup)
+  double psi_some_avg10 = 0;       // % of the last 10 s some task stalled on memory
+  double psi_full_avg10 = 0;       // % of the last 10 s all tasks did
+  // Memory that is in use and not readily reclaimable.
+  uint64_t working_bytes() const {
+    return usage_bytes > reclaimable_bytes ? usage_bytes - reclaimable_bytes : 0;
+  }
+};
+MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root = "/");
+
+struct BudgetRequest {
+  std::optional<uint64_t> ram_cache_bytes;  // --ram-cache; nullopt: the default
+  uint64_t index_bytes = 0;                 // the mapped index file
+  unsigned threads = 16;                    // FUSE worker threads at most
+  bool ssd_tier = false;                    // its write queue holds up to 64 MiB
+  bool cluster_tier = false;                // its fill queue holds up to 64 MiB
+  uint64_t in_use_bytes = 0;                // others' working set under the same limit at mount
+};
+
+struct MemoryBudget {
+  uint64_t limit_bytes = 0;
+  LimitSource limit_source = LimitSource::kPhysical;
+  std::string cgroup_dir;
+  uint64_t reserved_bytes = 0;  // what the daemon needs besides its RAM tier
+  uint64_t in_use_bytes = 0;    // others' working set at mount
+  uint64_t ram_cache_bytes = 0;
+  uint64_t prefetch_bytes = 0;
+  uint64_t read_buffer_bytes = 0;
+  bool explicit_ram = false;        // --ram-cache given
+  uint64_t requested_ram_bytes = 0; // what --ram-cache asked for
+  bool clamped = false;             // it did not fit and was lowered
+  // "explicit" when --ram-cache was given, else the limit's source.
+  const char* source() const { return explicit_ram ? "explicit" : LimitSourceName(limit_source); }
+  // One line for people: the budget and why ("RAM tier 64 MiB (1/8 of the cgroup v1 limit ...").
+  std::string Explain() const;
+  // The warning for a clamped --ram-cache; empty when it fit.
+  std::string Warning() const;
+};
+
+// Memory the daemon needs besides its tiers and buffers: allocator, libfuse, logging, and per
+// FUSE thread its request buffer and the largest READ reply it builds.
+inline constexpr uint64_t kBaseBytes = 32ull << 20;
+inline constexpr uint64_t kPerThreadBytes = 2ull << 20;
+inline constexpr uint64_t kQueueBytes = 64ull << 20;  // SSD write queue, cluster fill queue
+
+MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& request);
+
+enum class Pressure { kLow, kModerate, kHigh, kCritical };
+const char* PressureName(Pressure p);
+// Thresholds on working set / limit: moderate from 70%, high from 80% (the governor keeps the
+// working set below it), critical from 95% or on a new OOM kill in the cgroup.
+inline constexpr double kModerateFraction = 0.70;
+inline constexpr double kHighFraction = 0.80;
+inline constexpr double kCriticalFraction = 0.95;
+// `prev`: the previous sample (for counters that only grow); `limit_bytes` > 0.
+Pressure AssessPressure(uint64_t limit_bytes, const MemorySample& prev, const MemorySample& cur);
+
+}  // namespace mmfs

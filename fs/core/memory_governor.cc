@@ -1,0 +1,122 @@
+#include "fs/core/memory_governor.h"
+
+#include <algorithm>
+
+namespace mmfs::fs {
+
+MemoryGovernor::MemoryGovernor(MemoryLimit limit, MemoryBudget plan, bool push_wanted,
+                               Hooks hooks, std::string root)
+    : limit_(std::move(limit)),
+      plan_(std::move(plan)),
+      push_wanted_(push_wanted),
+      hooks_(std::move(hooks)),
+      root_(std::move(root)) {
+  counters_.targets = {plan_.ram_cache_bytes, plan_.prefetch_bytes, plan_.read_buffer_bytes,
+                       push_wanted_};
+}
+
+MemoryGovernor::~MemoryGovernor() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void MemoryGovernor::Start(std::chrono::milliseconds interval) {
+  thread_ = std::thread([this, interval] {
+    for (;;) {
+      Step(SampleMemory(limit_, root_));
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stop_cv_.wait_for(lock, interval, [&] { return stop_; })) return;
+    }
+  });
+}
+
+void MemoryGovernor::Step(const MemorySample& sample) {
+  const uint64_t limit = plan_.limit_bytes;
+  MemoryTargets before, t;
+  Pressure level;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    level = AssessPressure(limit, have_prev_ ? counters_.last : sample, sample);
+    before = t = counters_.targets;
+  }
+  const uint64_t used = hooks_.ram_used ? hooks_.ram_used() : 0;
+  const auto target = static_cast<uint64_t>(kHighFraction * static_cast<double>(limit));
+  const uint64_t working = sample.working_bytes();
+  auto halve = [](uint64_t b) { return std::max(kMinBufferBytes, b / 2); };
+  if (level == Pressure::kCritical) {
+    t.ram_cache_bytes = std::min(t.ram_cache_bytes, used / 2);
+    t.prefetch_bytes = halve(t.prefetch_bytes);
+    t.read_buffer_bytes = halve(t.read_buffer_bytes);
+  } else if (working > target || level == Pressure::kHigh) {
+    // Give back the excess over the target (at least an eighth: high PSI below the target).
+    const uint64_t excess = std::max(working > target ? working - target : 0, used / 8);
+    t.ram_cache_bytes = std::min(t.ram_cache_bytes, used > excess ? used - excess : 0);
+    t.prefetch_bytes = halve(t.prefetch_bytes);
+    t.read_buffer_bytes = halve(t.read_buffer_bytes);
+  } else {
+    // Grow by no more than the headroom, and no more than a step of the limit per sample: what
+    // others allocate between two samples (a reader's batch) then finds room.
+    const uint64_t step = std::max<uint64_t>(limit / kGrowthStepDivisor, 1);
+    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + std::min(target - working, step));
+    if (level == Pressure::kLow) {
+      t.prefetch_bytes = std::min(plan_.prefetch_bytes, t.prefetch_bytes * 2);
+      t.read_buffer_bytes = std::min(plan_.read_buffer_bytes, t.read_buffer_bytes * 2);
+    }
+  }
+  t.push = push_wanted_ && level == Pressure::kLow;
+  const bool shrank = t.ram_cache_bytes < std::min(before.ram_cache_bytes, used) ||
+                      t.prefetch_bytes < before.prefetch_bytes ||
+                      t.read_buffer_bytes < before.read_buffer_bytes;
+  if (!(t == before) && hooks_.apply) hooks_.apply(t);
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_.level = level;
+  counters_.samples++;
+  if (shrank) counters_.shrinks++;
+  counters_.last = sample;
+  counters_.targets = t;
+  have_prev_ = true;
+}
+
+GovernorCounters MemoryGovernor::Counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_;
+}
+
+nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governor) {
+  nlohmann::json j = {{"rss_bytes", rss_bytes}};
+  if (governor == nullptr) return j;
+  const MemoryBudget& b = governor->plan();
+  j["budget"] = {{"source", b.source()},
+                 {"limit_bytes", b.limit_bytes},
+                 {"limit_source", LimitSourceName(b.limit_source)},
+                 {"cgroup", b.cgroup_dir},
+                 {"reserved_bytes", b.reserved_bytes},
+                 {"in_use_bytes", b.in_use_bytes},
+                 {"requested_ram_bytes", b.requested_ram_bytes},
+                 {"clamped", b.clamped},
+                 {"ram_cache_bytes", b.ram_cache_bytes},
+                 {"prefetch_bytes", b.prefetch_bytes},
+                 {"read_buffer_bytes", b.read_buffer_bytes},
+                 {"explanation", b.Explain()}};
+  GovernorCounters c = governor->Counters();
+  nlohmann::json pressure = {{"level", PressureName(c.level)},
+                             {"samples", c.samples},
+                             {"shrinks", c.shrinks},
+                             {"working_bytes", c.last.working_bytes()},
+                             {"usage_bytes", c.last.usage_bytes},
+                             {"limit_events", c.last.limit_events},
+                             {"oom_kills", c.last.oom_kills},
+                             {"ram_cache_bytes", c.targets.ram_cache_bytes},
+                             {"prefetch_bytes", c.targets.prefetch_bytes},
+                             {"read_buffer_bytes", c.targets.read_buffer_bytes},
+                             {"push", c.targets.push}};
+  if (c.last.has_psi) pressure["psi_some_avg10"] = c.last.psi_some_avg10;
+  j["pressure"] = pressure;
+  return j;
+}
+
+}  // namespace mmfs::fs

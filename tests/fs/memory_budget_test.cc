@@ -1,0 +1,358 @@
+// The memory budget module against fake /proc and /sys trees, and the governor's control loop
+// against fake samples.
+#include "fs/base/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fs/core/memory_governor.h"
+#include "tests/test_util.h"
+
+namespace mmfs {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
+
+// A fake root: /proc/meminfo with `mem_total_kib`, and /proc/self/{cgroup,mountinfo} as given.
+class FakeRoot {
+ public:
+  FakeRoot(uint64_t mem_total_kib, const std::string& cgroup, const std::string& mountinfo) {
+    WriteFile(tmp_ / "proc/meminfo", "MemTotal:       " + std::to_string(mem_total_kib) +
+                                         " kB\nMemFree:        100 kB\nMemAvailable:   " +
+                                         std::to_string(mem_total_kib / 2) + " kB\n");
+    WriteFile(tmp_ / "proc/self/cgroup", cgroup);
+    WriteFile(tmp_ / "proc/self/mountinfo", mountinfo);
+  }
+  std::string root() const { return tmp_.path(); }
+  void Write(const std::string& rel, const std::string& text) { WriteFile(tmp_ / rel, text); }
+
+ private:
+  TempDir tmp_;
+};
+
+const char kV1MountInfo[] =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+const char kV2MountInfo[] =
+    "22 1 0:21 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+
+TEST(MemoryLimitTest, CgroupV1HierarchicalLimit) {
+  FakeRoot r(24 * 1024 * 1024, "4:memory:/kube/pod1\n1:cpu:/\n0::/\n", kV1MountInfo);
+  // The parent's limit is the one that applies: hierarchical_memory_limit says so.
+  r.Write("sys/fs/cgroup/memory/kube/pod1/memory.limit_in_bytes", "9223372036854771712\n");
+  r.Write("sys/fs/cgroup/memory/kube/pod1/memory.stat",
+          "cache 100\nrss 200\nhierarchical_memory_limit 536870912\ntotal_inactive_file 4096\n");
+  auto l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->physical_bytes, 24 * kGiB);
+  EXPECT_EQ(l->cgroup_version, 1);
+  EXPECT_EQ(l->cgroup_bytes, 512 * kMiB);
+  EXPECT_EQ(l->bytes(), 512 * kMiB);
+  EXPECT_EQ(l->source(), LimitSource::kCgroupV1);
+  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube/pod1");
+}
+
+TEST(MemoryLimitTest, CgroupV1WithoutStatAndUnlimited) {
+  FakeRoot r(8 * 1024 * 1024, "4:memory:/a\n", kV1MountInfo);
+  r.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "268435456\n");
+  auto l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->bytes(), 256 * kMiB);
+  r.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "9223372036854771712\n");
+  l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->cgroup_bytes, 0u) << "no limit";
+  EXPECT_EQ(l->source(), LimitSource::kPhysical);
+  EXPECT_EQ(l->bytes(), 8 * kGiB);
+}
+
+TEST(MemoryLimitTest, CgroupV2SmallestLimitOfTheAncestors) {
+  FakeRoot r(16 * 1024 * 1024, "0::/system.slice/mmfs.service\n", kV2MountInfo);
+  r.Write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+  r.Write("sys/fs/cgroup/system.slice/mmfs.service/memory.max", "max\n");
+  r.Write("sys/fs/cgroup/system.slice/memory.max", "1073741824\n");
+  auto l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->cgroup_version, 2);
+  EXPECT_EQ(l->cgroup_bytes, 1 * kGiB);
+  EXPECT_EQ(l->source(), LimitSource::kCgroupV2);
+  EXPECT_STREQ(LimitSourceName(l->source()), "cgroup v2");
+  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/system.slice/mmfs.service");
+  // A tighter limit on the leaf wins.
+  r.Write("sys/fs/cgroup/system.slice/mmfs.service/memory.max", "402653184\n");
+  EXPECT_EQ(ReadMemoryLimit(r.root())->bytes(), 384 * kMiB);
+}
+
+TEST(MemoryLimitTest, CgroupV2MountedAsASubtreeAndWithoutMemoryController) {
+  // A container's view: the hierarchy's subtree /kubepods/pod1 is mounted at /sys/fs/cgroup.
+  FakeRoot r(16 * 1024 * 1024, "0::/kubepods/pod1/ctr\n",
+            "22 1 0:21 /kubepods/pod1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+  r.Write("sys/fs/cgroup/cgroup.controllers", "memory pids\n");
+  r.Write("sys/fs/cgroup/ctr/memory.max", "536870912\n");
+  auto l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/ctr");
+  EXPECT_EQ(l->bytes(), 512 * kMiB);
+  // No memory controller in the hierarchy: no cgroup limit.
+  r.Write("sys/fs/cgroup/cgroup.controllers", "pids\n");
+  l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->cgroup_version, 0);
+  EXPECT_EQ(l->source(), LimitSource::kPhysical);
+}
+
+TEST(MemoryLimitTest, LimitAbovePhysicalIsPhysicalAndMissingMeminfoIsAnError) {
+  FakeRoot r(1024 * 1024, "4:memory:/big\n", kV1MountInfo);
+  r.Write("sys/fs/cgroup/memory/big/memory.limit_in_bytes", "4294967296\n");
+  auto l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->bytes(), 1 * kGiB);
+  EXPECT_EQ(l->source(), LimitSource::kPhysical);
+  TempDir empty;
+  EXPECT_FALSE(ReadMemoryLimit(empty.path()).ok());
+}
+
+TEST(MemorySampleTest, ReadsTheSignalsOfEachKind) {
+  FakeRoot v1(24 * 1024 * 1024, "4:memory:/a\n", kV1MountInfo);
+  v1.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "536870912\n");
+  v1.Write("sys/fs/cgroup/memory/a/memory.usage_in_bytes", "400000000\n");
+  v1.Write("sys/fs/cgroup/memory/a/memory.stat", "total_inactive_file 100000000\n");
+  v1.Write("sys/fs/cgroup/memory/a/memory.failcnt", "7\n");
+  v1.Write("sys/fs/cgroup/memory/a/memory.oom_control",
+           "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+  MemorySample s = SampleMemory(*ReadMemoryLimit(v1.root()), v1.root());
+  EXPECT_EQ(s.usage_bytes, 400000000u);
+  EXPECT_EQ(s.working_bytes(), 300000000u);
+  EXPECT_EQ(s.limit_events, 7u);
+  EXPECT_EQ(s.oom_kills, 2u);
+  EXPECT_FALSE(s.has_psi);
+
+  FakeRoot v2(24 * 1024 * 1024, "0::/x\n", kV2MountInfo);
+  v2.Write("sys/fs/cgroup/cgroup.controllers", "memory\n");
+  v2.Write("sys/fs/cgroup/x/memory.max", "536870912\n");
+  v2.Write("sys/fs/cgroup/x/memory.current", "300000000\n");
+  v2.Write("sys/fs/cgroup/x/memory.stat", "anon 1000\ninactive_file 50000000\n");
+  v2.Write("sys/fs/cgroup/x/memory.events", "low 0\nhigh 3\nmax 4\noom 1\noom_kill 1\n");
+  v2.Write("sys/fs/cgroup/x/memory.pressure",
+           "some avg10=12.50 avg60=1.00 avg300=0.00 total=1\nfull avg10=3.25 avg60=0 "
+           "avg300=0 total=1\n");
+  s = SampleMemory(*ReadMemoryLimit(v2.root()), v2.root());
+  EXPECT_EQ(s.working_bytes(), 250000000u);
+  EXPECT_EQ(s.limit_events, 7u);
+  EXPECT_EQ(s.oom_kills, 1u);
+  ASSERT_TRUE(s.has_psi);
+  EXPECT_DOUBLE_EQ(s.psi_some_avg10, 12.5);
+  EXPECT_DOUBLE_EQ(s.psi_full_avg10, 3.25);
+
+  // No cgroup limit: the host's MemTotal - MemAvailable, and the host's PSI.
+  FakeRoot host(1024 * 1024, "0::/\n", "");
+  host.Write("proc/pressure/memory", "some avg10=0.50 avg60=0 avg300=0 total=0\n");
+  s = SampleMemory(*ReadMemoryLimit(host.root()), host.root());
+  EXPECT_EQ(s.usage_bytes, 512 * kMiB);
+  EXPECT_TRUE(s.has_psi);
+}
+
+MemoryLimit CgroupLimit(uint64_t bytes, int version = 1) {
+  MemoryLimit l;
+  l.physical_bytes = 24 * kGiB;
+  l.cgroup_bytes = bytes;
+  l.cgroup_version = version;
+  l.cgroup_dir = "/sys/fs/cgroup/memory/pod";
+  return l;
+}
+
+TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
+  // The host alone: 1/8 of physical memory as before, full-size buffers.
+  MemoryLimit host;
+  host.physical_bytes = 24 * kGiB;
+  MemoryBudget b = PlanMemoryBudget(host, {});
+  EXPECT_EQ(b.ram_cache_bytes, 3 * kGiB);
+  EXPECT_EQ(b.prefetch_bytes, 64 * kMiB);
+  EXPECT_STREQ(b.source(), "physical");
+  EXPECT_FALSE(b.clamped);
+  // A 512 MiB cgroup: 1/8 of it is below the 64 MiB floor; the buffers shrink to 1/16.
+  b = PlanMemoryBudget(CgroupLimit(512 * kMiB), {});
+  EXPECT_EQ(b.limit_bytes, 512 * kMiB);
+  EXPECT_STREQ(b.source(), "cgroup v1");
+  EXPECT_EQ(b.prefetch_bytes, 32 * kMiB);
+  EXPECT_EQ(b.read_buffer_bytes, 32 * kMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  EXPECT_EQ(b.reserved_bytes, kBaseBytes + 16 * kPerThreadBytes + 64 * kMiB);
+  // A small one: at most half of what is left after the reserve.
+  BudgetRequest r;
+  r.in_use_bytes = 20 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(160 * kMiB, 2), r);
+  EXPECT_STREQ(b.source(), "cgroup v2");
+  EXPECT_EQ(b.ram_cache_bytes, (160 * kMiB - b.reserved_bytes - 20 * kMiB) / 2);
+  // One smaller than the reserve: no RAM tier at all, rather than an OOM kill.
+  b = PlanMemoryBudget(CgroupLimit(64 * kMiB), {});
+  EXPECT_EQ(b.ram_cache_bytes, 0u);
+  EXPECT_NE(b.Explain().find("cgroup v1"), std::string::npos) << b.Explain();
+}
+
+TEST(MemoryBudgetTest, ExplicitBudgetThatCannotFitIsClampedWithAWarning) {
+  // Issue 16: a 537 MB cgroup shared with a DataLoader, --ram-cache 403M.
+  BudgetRequest r;
+  r.ram_cache_bytes = 403 * kMiB;
+  r.in_use_bytes = 150 * kMiB;
+  r.index_bytes = 2 * kMiB;
+  MemoryBudget b = PlanMemoryBudget(CgroupLimit(537000000), r);
+  EXPECT_TRUE(b.clamped);
+  EXPECT_STREQ(b.source(), "explicit");
+  EXPECT_EQ(b.requested_ram_bytes, 403 * kMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 537000000 - b.reserved_bytes - 150 * kMiB);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.in_use_bytes, b.limit_bytes);
+  std::string w = b.Warning();
+  EXPECT_NE(w.find("does not fit"), std::string::npos) << w;
+  EXPECT_NE(w.find("cgroup v1"), std::string::npos) << w;
+  EXPECT_NE(b.Explain().find("clamped"), std::string::npos) << b.Explain();
+  // One that fits is kept as asked, and says so.
+  r.ram_cache_bytes = 64 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(537000000), r);
+  EXPECT_FALSE(b.clamped);
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  EXPECT_TRUE(b.Warning().empty());
+  // The SSD and cluster queues are reserved too.
+  r.ssd_tier = r.cluster_tier = true;
+  EXPECT_EQ(PlanMemoryBudget(CgroupLimit(537000000), r).reserved_bytes,
+            b.reserved_bytes + 2 * kQueueBytes);
+}
+
+TEST(PressureTest, ThresholdsAndCounters) {
+  const uint64_t limit = 1000 * kMiB;
+  MemorySample prev, cur;
+  cur.usage_bytes = 600 * kMiB;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kLow);
+  cur.reclaimable_bytes = 0;
+  cur.usage_bytes = 720 * kMiB;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kModerate);
+  cur.usage_bytes = 990 * kMiB;
+  cur.reclaimable_bytes = 400 * kMiB;  // page cache the kernel drops first
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kLow);
+  cur.reclaimable_bytes = 0;
+  cur.usage_bytes = 820 * kMiB;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kHigh);
+  cur.usage_bytes = 960 * kMiB;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kCritical);
+  // Hitting the limit with the working set low is page cache being dropped: no pressure.
+  cur.usage_bytes = 100 * kMiB;
+  cur.limit_events = 5;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kLow);
+  cur.usage_bytes = 750 * kMiB;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kHigh);
+  prev = cur;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kModerate) << "no new limit hit";
+  cur.usage_bytes = 100 * kMiB;
+  cur.oom_kills = 1;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kCritical) << "a new OOM kill";
+  prev = cur;
+  cur.has_psi = true;
+  cur.psi_some_avg10 = 15;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kHigh);
+  cur.psi_some_avg10 = 3;
+  EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kModerate);
+  EXPECT_STREQ(PressureName(Pressure::kCritical), "critical");
+}
+
+TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThePlan) {
+  MemoryBudget plan = PlanMemoryBudget(CgroupLimit(1000 * kMiB), {});
+  plan.ram_cache_bytes = 500 * kMiB;  // as if asked for
+  uint64_t used = 0;
+  fs::MemoryTargets applied;
+  int applies = 0;
+  fs::MemoryGovernor g(CgroupLimit(1000 * kMiB), plan, /*push_wanted=*/true,
+                       {[&](const fs::MemoryTargets& t) {
+                          applied = t;
+                          ++applies;
+                        },
+                        [&] { return used; }});
+  auto step = [&](uint64_t working_mib) {
+    MemorySample s;
+    s.usage_bytes = working_mib * kMiB;
+    g.Step(s);
+    return g.Counters();
+  };
+  // Plenty of room: a step of 1/16 of the limit per sample, up to the plan, no more.
+  fs::GovernorCounters c = step(100);
+  EXPECT_EQ(c.level, Pressure::kLow);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 1000 * kMiB / 16);
+  EXPECT_TRUE(c.targets.push);
+  used = 480 * kMiB;
+  c = step(580);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
+  used = 0;
+  // Others use 700 MiB: the tier (100 MiB held) may grow only to 80% of the limit.
+  used = 100 * kMiB;
+  c = step(750);
+  EXPECT_EQ(c.level, Pressure::kModerate);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used + 50 * kMiB);
+  EXPECT_FALSE(c.targets.push) << "pushed pages are charged to the daemon";
+  EXPECT_EQ(applied.ram_cache_bytes, c.targets.ram_cache_bytes);
+  EXPECT_EQ(c.shrinks, 0u);
+  // 880 MiB: 80 MiB over the target; the tier gives it back, the buffers halve.
+  c = step(880);
+  EXPECT_EQ(c.level, Pressure::kHigh);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 20 * kMiB);
+  EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes / 2);
+  EXPECT_EQ(c.targets.read_buffer_bytes, plan.read_buffer_bytes / 2);
+  EXPECT_EQ(c.shrinks, 1u);
+  // Critical: half of what is held, buffers halve again.
+  used = 20 * kMiB;
+  c = step(970);
+  EXPECT_EQ(c.level, Pressure::kCritical);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 10 * kMiB);
+  EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes / 4);
+  EXPECT_EQ(c.shrinks, 2u);
+  // Calm again: everything comes back, within the plan.
+  used = 480 * kMiB;
+  for (int i = 0; i < 10; ++i) c = step(200);
+  EXPECT_EQ(c.level, Pressure::kLow);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
+  EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes);
+  EXPECT_EQ(c.targets.read_buffer_bytes, plan.read_buffer_bytes);
+  EXPECT_TRUE(c.targets.push);
+  EXPECT_EQ(c.samples, 15u);
+  EXPECT_EQ(applied, c.targets);
+  // With the push off by option, it stays off.
+  fs::MemoryGovernor nopush(CgroupLimit(1000 * kMiB), plan, false, {});
+  MemorySample low;
+  nopush.Step(low);
+  EXPECT_FALSE(nopush.Counters().targets.push);
+  // The stats section shows the plan, why, and the state now.
+  nlohmann::json j = fs::MemoryStatsJson(1234, &g);
+  EXPECT_EQ(j["rss_bytes"], 1234);
+  EXPECT_EQ(j["budget"]["limit_source"], "cgroup v1");
+  EXPECT_EQ(j["budget"]["source"], "cgroup v1");
+  EXPECT_EQ(j["pressure"]["level"], "low");
+  EXPECT_EQ(j["pressure"]["shrinks"], 2);
+  EXPECT_FALSE(fs::MemoryStatsJson(1, nullptr).contains("budget"));
+}
+
+TEST(MemoryGovernorTest, ThreadSamplesTheFakeTreeUntilDestroyed) {
+  FakeRoot r(24 * 1024 * 1024, "4:memory:/a\n", kV1MountInfo);
+  r.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "1048576000\n");
+  r.Write("sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1006632960\n");  // 96%
+  auto limit = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(limit.ok());
+  MemoryBudget plan = PlanMemoryBudget(*limit, {});
+  std::atomic<int> applies{0};
+  {
+    fs::MemoryGovernor g(*limit, plan, true,
+                         {[&](const fs::MemoryTargets&) { applies++; }, [] { return 0; }},
+                         r.root());
+    g.Start(std::chrono::milliseconds(5));
+    EXPECT_TRUE(testing::WaitFor([&] { return g.Counters().samples >= 3; }, 10));
+    EXPECT_EQ(g.Counters().level, Pressure::kCritical);
+    EXPECT_EQ(g.Counters().targets.ram_cache_bytes, 0u);
+  }
+  EXPECT_GE(applies.load(), 1);
+}
+
+}  // namespace
+}  // namespace mmfs
