@@ -54,8 +54,8 @@ class SamplePipeline {
   SamplePipeline(const SamplePipeline&) = delete;
   SamplePipeline& operator=(const SamplePipeline&) = delete;
 
-  // Queues `prepare`; commits the oldest samples while too many are in flight. The first commit
-  // error is returned (by this call or a later one).
+  // Queues `prepare` (runs it and commits at once with one job); commits the oldest samples
+  // while too many are in flight, returning the first error of those commits.
   Status Submit(std::function<PreparedSample()> prepare);
 
   // Commits everything submitted.

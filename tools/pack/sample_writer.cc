@@ -126,6 +126,15 @@ Status SampleWriter::WriteTar(SourceNode* dir) {
   // Member nodes live in `files` until the end, keyed by path; pointers into a std::map stay.
   std::map<std::string, SourceNode> files;
   std::set<std::string> dirs;
+  // Samples in flight point into `files`. On an early return (a damaged or duplicate member)
+  // they must stop before `files` goes: this guard, declared after it, runs first.
+  struct StopUnlessFinished {
+    SamplePipeline& pipeline;
+    bool finished = false;
+    ~StopUnlessFinished() {
+      if (!finished) pipeline.Stop();
+    }
+  } stop_guard{pipeline_};
   PackProgress& progress = progress_.counts();
   uint64_t base_bytes = progress.bytes_done;
   auto submit = [&](TarSample& sample) -> Status {
@@ -182,6 +191,7 @@ Status SampleWriter::WriteTar(SourceNode* dir) {
   progress.bytes_done = base_bytes + dir->size;
   // Samples still in flight point into `files`: let them land before the nodes move.
   MMFS_RETURN_IF_ERROR(pipeline_.Finish());
+  stop_guard.finished = true;
   summary_.skipped += reader->skipped();
   // The folder tree of the members.
   std::map<std::string, SourceNode> dir_nodes;
