@@ -123,6 +123,21 @@ bool IsMountPoint(const std::string& path) {
   return self.st_dev != parent.st_dev;
 }
 
+int CurrentThreadId() { return static_cast<int>(::gettid()); }
+
+bool WaitUntilBlocked(int tid, double timeout_seconds) {
+  std::string stat_path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  return WaitFor(
+      [&] {
+        std::ifstream in(stat_path);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        // "tid (comm) S ...": the state follows the last ')' (comm may hold spaces and parens).
+        size_t paren = text.rfind(')');
+        return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'S';
+      },
+      timeout_seconds);
+}
+
 std::string MmfsBinary() { return MMFS_TEST_BINARY; }
 std::string GenDatasetBinary() { return MMFS_TEST_GEN_BINARY; }
 std::string SourceDir() { return MMFS_TEST_SOURCE_DIR; }

@@ -43,6 +43,13 @@ CommandResult Shell(const std::string& command, double timeout_seconds = 120);
 template <typename Pred>
 bool WaitFor(Pred predicate, double timeout_seconds);
 
+// The calling thread's kernel id, for WaitUntilBlocked.
+int CurrentThreadId();
+// Polls until the thread `tid` of this process is asleep in the kernel (state S: waiting on a
+// futex, i.e. a condition variable or a contended lock), or `timeout_seconds` pass. Tests use it
+// to know that another thread has reached a wait, instead of sleeping and hoping it has.
+bool WaitUntilBlocked(int tid, double timeout_seconds);
+
 // True if `path` is the root of a mount (its device differs from its parent's).
 bool IsMountPoint(const std::string& path);
 

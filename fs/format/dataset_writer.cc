@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "fs/base/file_util.h"
 
@@ -230,6 +231,92 @@ Result<IndexFileInfo> WriteIndexFile(const std::string& path, std::span<const En
   if (::fsync(fd.get()) != 0) return Status::FromErrno(errno, "fsync " + path);
   info.size = header.strings_offset + strings.size();
   return info;
+}
+
+IndexBuilder::IndexBuilder(uint32_t root_mode, int64_t root_mtime_ns) {
+  EntryRecord root{};
+  root.mode = root_mode;
+  root.mtime_ns = root_mtime_ns;
+  entries_.push_back(root);
+  directories_.push_back(0);
+}
+
+bool IndexBuilder::NextDirectory() {
+  if (next_directory_ == directories_.size()) return false;
+  current_ = directories_[next_directory_++];
+  started_ = true;
+  // The run of its children starts here, empty so far.
+  entries_[current_].data_offset = entries_.size();
+  entries_[current_].size = 0;
+  return true;
+}
+
+Status IndexBuilder::AddChild(std::string_view name, uint32_t mode, int64_t mtime_ns,
+                              EntryRecord** record) {
+  if (!started_) return Status::InvalidArgument("index: a child added before NextDirectory");
+  if (name.empty() || name.size() > kMaxNameLength) {
+    return Status::InvalidArgument("index: a name of " + std::to_string(name.size()) +
+                                   " bytes (1 to " + std::to_string(kMaxNameLength) + ")");
+  }
+  if (entries_[current_].size > 0) {
+    const EntryRecord& previous = entries_.back();
+    std::string_view previous_name(strings_.data() + previous.name_offset, previous.name_len);
+    if (!(previous_name < name)) {
+      return Status::InvalidArgument("index: '" + std::string(name) + "' after '" +
+                                     std::string(previous_name) + "' in one directory (names "
+                                     "must be unique and sorted)");
+    }
+  }
+  if (entries_.size() >= std::numeric_limits<uint32_t>::max()) {
+    return Status::InvalidArgument("more than 4 billion entries; split the dataset");
+  }
+  EntryRecord r{};
+  r.name_offset = strings_.size();
+  r.name_len = static_cast<uint16_t>(name.size());
+  strings_ += name;
+  r.parent = current_;
+  r.mode = mode;
+  r.mtime_ns = mtime_ns;
+  // Counted before the push_back, which may move the records.
+  ++entries_[current_].size;
+  entries_.push_back(r);
+  *record = &entries_.back();
+  return Status::Ok();
+}
+
+Status IndexBuilder::AddFile(std::string_view name, uint32_t mode, int64_t mtime_ns,
+                             const FileLocation& file) {
+  EntryRecord* r = nullptr;
+  MMFS_RETURN_IF_ERROR(AddChild(name, mode, mtime_ns, &r));
+  r->shard = file.shard;
+  r->sample = file.sample;
+  r->data_offset = file.data_offset;
+  r->size = file.size;
+  r->checksum = file.checksum;
+  r->width = file.width;
+  r->height = file.height;
+  return Status::Ok();
+}
+
+Status IndexBuilder::AddSymlink(std::string_view name, uint32_t mode, int64_t mtime_ns,
+                                std::string_view target) {
+  EntryRecord* r = nullptr;
+  MMFS_RETURN_IF_ERROR(AddChild(name, mode, mtime_ns, &r));
+  r->data_offset = strings_.size();
+  r->size = target.size();
+  strings_ += target;
+  return Status::Ok();
+}
+
+Status IndexBuilder::AddDirectory(std::string_view name, uint32_t mode, int64_t mtime_ns) {
+  EntryRecord* r = nullptr;
+  MMFS_RETURN_IF_ERROR(AddChild(name, mode, mtime_ns, &r));
+  directories_.push_back(static_cast<uint32_t>(entries_.size() - 1));
+  return Status::Ok();
+}
+
+Result<IndexFileInfo> IndexBuilder::Write(const std::string& path) const {
+  return WriteIndexFile(path, entries_, strings_);
 }
 
 }  // namespace mmfs::format

@@ -56,7 +56,8 @@ static_assert(sizeof(IndexHeader) == 64);
 
 // One file, directory or symbolic link. Directories list their children as one contiguous run of
 // records, sorted by name bytewise (memcmp, then shorter first), so lookup is a binary search and
-// readdir is a walk. Records are in breadth-first order.
+// readdir is a walk. Records are in breadth-first order; format::IndexBuilder
+// (dataset_writer.h) is the one place that numbers them so.
 struct EntryRecord {
   // regular: byte offset of the contents inside the shard file (a pread offset, no B-tree walk)
   // directory: index of the first child record

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
+
+#include "tests/test_util.h"
 
 namespace mmfs::cache {
 namespace {
@@ -43,15 +46,33 @@ TEST(PrefetchBufferTest, ReaderWaitsForALoadInFlightAndCountsLate) {
   EXPECT_EQ(fresh.size(), 2u);
   EXPECT_TRUE(buf.BeginLoad({5}).empty());  // already loading
   Blob got;
-  std::thread reader([&] { got = buf.Take(5); });
-  // The reader is blocked until the load ends; finish it.
+  std::atomic<int> reader_tid{0};
+  std::atomic<bool> load_ended{false};
+  bool returned_after_the_load = false;
+  std::thread reader([&] {
+    reader_tid = testing::CurrentThreadId();
+    got = buf.Take(5);
+    returned_after_the_load = load_ended.load();
+  });
+  // The reader is inside Take, asleep on the load in flight: only now finish the load.
+  ASSERT_TRUE(testing::WaitFor([&] { return reader_tid.load() != 0; }, 10));
+  ASSERT_TRUE(testing::WaitUntilBlocked(reader_tid.load(), 10));
   buf.Put(5, B(10), PrefetchPattern::kStrided);
+  load_ended = true;
   buf.EndLoad({5, 6});
   reader.join();
+  EXPECT_TRUE(returned_after_the_load);  // it waited for the load instead of missing
   ASSERT_NE(got, nullptr);
+  EXPECT_EQ(*got, std::string(10, 'p'));
   PrefetchCounters c = buf.Counters(PrefetchPattern::kStrided);
   EXPECT_EQ(c.used, 1u);
-  EXPECT_LE(c.late, 1u);  // late if the reader got there first, which is likely but not certain
+  EXPECT_EQ(c.late, 1u);
+  // A reader that comes after the load is not late.
+  buf.BeginLoad({7});
+  buf.Put(7, B(10), PrefetchPattern::kStrided);
+  buf.EndLoad({7});
+  EXPECT_NE(buf.Take(7), nullptr);
+  EXPECT_EQ(buf.Counters(PrefetchPattern::kStrided).late, 1u);
   EXPECT_EQ(buf.Take(6), nullptr);  // the load gave up on 6: no wait, no blob
 }
 

@@ -240,6 +240,25 @@ TEST_F(InputsTest, DamagedOrDuplicateTarIsAClearError) {
   EXPECT_NE(s.status().message().find("notar.tar"), std::string::npos) << s.status().message();
 }
 
+// A tar error after many samples, with samples still being checked on other threads: they must
+// stop before the members they point at are freed (ASan builds catch it if they do not).
+TEST_F(InputsTest, ATarErrorWithSamplesInFlightStopsThemFirst) {
+  std::vector<Member> members;
+  for (int i = 0; i < 64; ++i) {
+    members.push_back({std::to_string(100 + i) + ".jpg", MakeJpeg(32, 32, i + 1)});
+    members.push_back({std::to_string(100 + i) + ".txt", "caption"});
+  }
+  members.push_back({"163.txt", "again"});
+  WriteTar(tmp_ / "late-dup.tar", members);
+  PackOptions o;
+  o.jobs = 4;
+  auto s = Pack({tmp_ / "late-dup.tar"}, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("member '163.txt' appears twice"), std::string::npos)
+      << s.status().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / "out.mmfs"));
+}
+
 TEST_F(InputsTest, SeveralSourcesMergeAndCollisionsAreErrors) {
   WriteFile(tmp_ / "s1/train/cat/1.jpg", MakeJpeg(8, 8));
   WriteFile(tmp_ / "s2/train/dog/2.jpg", MakeJpeg(8, 8));

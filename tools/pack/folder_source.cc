@@ -9,12 +9,27 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "fs/format/format.h"
+
 namespace mmfs::pack {
 
 std::string_view SampleKeyOf(std::string_view name) {
   size_t dot = name.find('.');
   if (dot == 0 || dot == std::string_view::npos) return name;
   return name.substr(0, dot);
+}
+
+size_t SampleRunEnd(const std::vector<SourceNode>& siblings, size_t first) {
+  auto is_regular = [](const SourceNode& n) {
+    return (n.mode & format::kModeTypeMask) == format::kModeRegular;
+  };
+  std::string_view key = SampleKeyOf(siblings[first].name);
+  size_t end = first + 1;
+  while (end < siblings.size() && is_regular(siblings[end]) &&
+         SampleKeyOf(siblings[end].name) == key) {
+    ++end;
+  }
+  return end;
 }
 
 namespace {

@@ -70,4 +70,7 @@ struct PackSummary {
 
 Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter);
 
+// "fail", "skip" or "keep": the --on-bad value, as the manifest records it.
+const char* OnBadName(OnBadImage v);
+
 }  // namespace mmfs::pack

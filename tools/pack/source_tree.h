@@ -5,8 +5,10 @@
 // Thread-safety: plain data.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mmfs::pack {
@@ -36,6 +38,12 @@ struct SourceNode {
 // Sample key of a file name: the part before the first dot ("000123.jpg" -> "000123"), the
 // WebDataset rule, or the whole name when it starts with a dot or has none.
 std::string_view SampleKeyOf(std::string_view name);
+
+// The one grouping rule of mmfs pack: the files of a folder that share a sample key are one
+// sample. In a sorted folder they are a run; this returns the end of the run that starts at
+// `siblings[first]` (a regular file). Tar members follow the same rule through MemberKey
+// (tar_grouping.h), which gathers them wherever they are in the archive.
+size_t SampleRunEnd(const std::vector<SourceNode>& siblings, size_t first);
 
 // The child of `dir` named `name`, or nullptr.
 SourceNode* FindChild(SourceNode* dir, std::string_view name);

@@ -1,0 +1,258 @@
+#include "tools/pack/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "fs/base/json_text.h"
+#include "tools/pack/shard_sequence.h"
+
+namespace mmfs::pack {
+
+namespace {
+
+using nlohmann::json;
+
+// A checkpoint is read back after a crash, so its lines are bad data until checked: these read
+// a field only when it has the expected type and range, never throwing.
+const json* Field(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+bool ReadU64(const json* j, uint64_t* out) {
+  if (j == nullptr || !j->is_number_unsigned()) return false;
+  *out = j->get<uint64_t>();
+  return true;
+}
+
+bool ReadU32(const json* j, uint32_t* out) {
+  uint64_t v = 0;
+  if (!ReadU64(j, &v) || v > std::numeric_limits<uint32_t>::max()) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool ReadI64(const json* j, int64_t* out) {
+  if (j == nullptr || !j->is_number_integer()) return false;
+  if (j->is_number_unsigned()) {
+    uint64_t v = j->get<uint64_t>();
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+  }
+  *out = j->get<int64_t>();
+  return true;
+}
+
+bool ReadString(const json* j, std::string* out) {
+  if (j == nullptr || !j->is_string()) return false;
+  *out = j->get<std::string>();
+  return true;
+}
+
+bool ReadMember(const json& j, CheckpointMember* m) {
+  if (!j.is_array() || j.size() != 5) return false;
+  int64_t outcome = 0;
+  if (!ReadI64(&j[0], &outcome) || outcome < 0 ||
+      outcome > static_cast<int64_t>(MemberOutcome::kLeftOutWithSample)) {
+    return false;
+  }
+  m->outcome = static_cast<MemberOutcome>(outcome);
+  return ReadU64(&j[1], &m->checksum) && ReadU32(&j[2], &m->width) &&
+         ReadU32(&j[3], &m->height) && ReadU64(&j[4], &m->offset_in_record);
+}
+
+bool ReadGroup(const json& j, CheckpointGroup* g) {
+  const json* members = Field(j, "m");
+  if (members == nullptr || !members->is_array()) return false;
+  for (const json& mj : *members) {
+    CheckpointMember m;
+    if (!ReadMember(mj, &m)) return false;
+    g->members.push_back(m);
+  }
+  return ReadU64(Field(j, "n"), &g->names_sum) && ReadI64(Field(j, "s"), &g->sample) &&
+         g->sample >= -1 && ReadU32(Field(j, "sh"), &g->shard);
+}
+
+bool ReadShardInfo(const json* j, format::ShardInfo* info) {
+  return j != nullptr && ReadString(Field(*j, "file"), &info->file) &&
+         ReadU64(Field(*j, "size"), &info->size) &&
+         ReadU64(Field(*j, "checksum"), &info->checksum) &&
+         ReadU64(Field(*j, "first_sample"), &info->first_sample) &&
+         ReadU64(Field(*j, "samples"), &info->samples) &&
+         ReadU64(Field(*j, "data_bytes"), &info->data_bytes);
+}
+
+// Whether shard line number `index` (0 for the first shard) continues the lines before it the
+// way the packer writes them, so that what it says can be trusted to index the records.
+bool FollowsTheShardsBefore(const CheckpointShard& s, size_t index, uint64_t samples_before) {
+  if (s.info.file != ShardFileName(static_cast<uint32_t>(index)) || s.info.first_sample != samples_before ||
+      s.record_offsets.size() != s.info.samples) {
+    return false;
+  }
+  for (const CheckpointGroup& g : s.groups) {
+    if (g.sample == -1) continue;
+    uint64_t sample = static_cast<uint64_t>(g.sample);
+    if (g.shard != index || sample < s.info.first_sample ||
+        sample >= s.info.first_sample + s.info.samples) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t CheckpointNamesSum(std::span<SourceNode* const> members) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  for (const SourceNode* m : members) XXH3_64bits_update(st, m->name.c_str(), m->name.size() + 1);
+  uint64_t sum = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return sum;
+}
+
+std::string EncodeCheckpointHeader(std::string_view fingerprint) {
+  return JsonText({{"mmfs_pack_checkpoint", kCheckpointVersion},
+                   {"options", std::string(fingerprint)}});
+}
+
+std::string EncodeCheckpointShard(const CheckpointShard& shard) {
+  json groups = json::array();
+  for (const CheckpointGroup& g : shard.groups) {
+    json members = json::array();
+    for (const CheckpointMember& m : g.members) {
+      members.push_back({static_cast<int>(m.outcome), m.checksum, m.width, m.height,
+                         m.offset_in_record});
+    }
+    groups.push_back({{"n", g.names_sum}, {"m", std::move(members)}, {"s", g.sample},
+                      {"sh", g.shard}});
+  }
+  const format::ShardInfo& info = shard.info;
+  return JsonText({{"shard",
+                    {{"file", info.file},
+                     {"size", info.size},
+                     {"checksum", info.checksum},
+                     {"first_sample", info.first_sample},
+                     {"samples", info.samples},
+                     {"data_bytes", info.data_bytes}}},
+                   {"offsets", shard.record_offsets},
+                   {"groups", std::move(groups)}});
+}
+
+Result<std::string> DecodeCheckpointHeader(std::string_view line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  int64_t version = 0;
+  if (!ReadI64(Field(j, "mmfs_pack_checkpoint"), &version)) {
+    return Status::Corruption("not an mmfs pack checkpoint");
+  }
+  if (version != kCheckpointVersion) {
+    return Status::InvalidArgument(
+        "a checkpoint of version " + std::to_string(version) + ", made by another mmfs; this one "
+        "resumes version " + std::to_string(kCheckpointVersion) + ": run without --resume");
+  }
+  // No options: a fingerprint that matches none.
+  std::string fingerprint;
+  (void)ReadString(Field(j, "options"), &fingerprint);
+  return fingerprint;
+}
+
+Result<CheckpointShard> DecodeCheckpointShard(std::string_view line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  CheckpointShard s;
+  const json* offsets = Field(j, "offsets");
+  const json* groups = Field(j, "groups");
+  bool ok = ReadShardInfo(Field(j, "shard"), &s.info) && offsets != nullptr &&
+            offsets->is_array() && groups != nullptr && groups->is_array();
+  if (ok) {
+    for (const json& o : *offsets) {
+      uint64_t v = 0;
+      if (!(ok = ReadU64(&o, &v))) break;
+      s.record_offsets.push_back(v);
+    }
+  }
+  if (ok) {
+    for (const json& gj : *groups) {
+      CheckpointGroup g;
+      if (!(ok = ReadGroup(gj, &g))) break;
+      s.groups.push_back(std::move(g));
+    }
+  }
+  if (!ok) return Status::Corruption("not a checkpoint shard line");
+  return s;
+}
+
+Result<LoadedCheckpoint> ReadCheckpoint(
+    const std::string& path, std::string_view fingerprint,
+    const std::function<bool(const format::ShardInfo&)>& shard_is_whole) {
+  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, 1ull << 36));
+  LoadedCheckpoint out;
+  size_t header_end = text.find('\n');
+  if (header_end == std::string::npos) return Status::InvalidArgument(path + ": empty checkpoint");
+  Result<std::string> header = DecodeCheckpointHeader(std::string_view(text).substr(0, header_end));
+  if (!header.ok()) {
+    if (header.status().code() == StatusCode::kCorruption) {
+      return Status::InvalidArgument(path + ": empty checkpoint");
+    }
+    return header.status().WithContext(path);
+  }
+  if (*header != fingerprint) {
+    return Status::InvalidArgument(
+        "the interrupted pack used other sources or options; run without --resume");
+  }
+  out.usable_bytes = header_end + 1;
+  for (size_t start = out.usable_bytes; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;  // a line cut by the interruption
+    Result<CheckpointShard> s = DecodeCheckpointShard(std::string_view(text).substr(start, end - start));
+    if (!s.ok() || !FollowsTheShardsBefore(*s, out.shards.size(), out.record_offsets.size()) ||
+        !shard_is_whole(s->info)) {
+      break;  // resume from the shard before
+    }
+    out.shards.push_back(s->info);
+    out.record_offsets.insert(out.record_offsets.end(), s->record_offsets.begin(),
+                              s->record_offsets.end());
+    for (CheckpointGroup& g : s->groups) out.groups.push_back(std::move(g));
+    start = end + 1;
+    out.usable_bytes = start;
+  }
+  return out;
+}
+
+Result<CheckpointWriter> CheckpointWriter::Create(const std::string& path,
+                                                  std::string_view fingerprint) {
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC));
+  CheckpointWriter w(path, std::move(fd));
+  MMFS_RETURN_IF_ERROR(w.WriteLine(EncodeCheckpointHeader(fingerprint)));
+  return w;
+}
+
+Result<CheckpointWriter> CheckpointWriter::Continue(const std::string& path,
+                                                    uint64_t usable_bytes) {
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_WRONLY | O_CLOEXEC));
+  if (::ftruncate(fd.get(), static_cast<off_t>(usable_bytes)) != 0 ||
+      ::lseek(fd.get(), 0, SEEK_END) < 0) {
+    return Status::FromErrno(errno, "truncate " + path);
+  }
+  return CheckpointWriter(path, std::move(fd));
+}
+
+Status CheckpointWriter::Append(const CheckpointShard& shard) {
+  MMFS_RETURN_IF_ERROR(WriteLine(EncodeCheckpointShard(shard)));
+  ++appended_;
+  return Status::Ok();
+}
+
+Status CheckpointWriter::WriteLine(const std::string& line) {
+  std::string text = line + "\n";
+  MMFS_RETURN_IF_ERROR(WriteFull(fd_.get(), text.data(), text.size(), path_));
+  if (::fdatasync(fd_.get()) != 0) return Status::FromErrno(errno, "fsync " + path_);
+  return Status::Ok();
+}
+
+}  // namespace mmfs::pack
