@@ -182,21 +182,17 @@ Result<std::optional<ResizedImage>> ResizeImage(std::string_view bytes, const Re
   int rc = -1;
   switch (request.kind) {
     case ImageKind::kJpeg: {
-      // The source's chroma subsampling and progressive coding, so the view is the same kind of
-      // JPEG (a 4:4:4 source stays 4:4:4, a 4:2:0 one is not grown by a 4:4:4 re-encode).
-      const char* chroma = nullptr;
-      bool full_chroma = vips_image_get_typeof(image, "jpeg-chroma-subsample") != 0 &&
-                         vips_image_get_string(image, "jpeg-chroma-subsample", &chroma) == 0 &&
-                         chroma != nullptr && std::strcmp(chroma, "4:4:4") == 0;
+      // Chroma: libvips's own rule (subsample only below Q 90). At the default Q 90 the view
+      // keeps full chroma: 4:2:0 cost 4-5 dB of PSNR against PIL's resize on the quality test's
+      // images (36 against 41 dB for a Q 90 re-encode alone), 4:4:4 about a fifth more bytes.
+      // Progressive sources stay progressive.
       int interlaced = 0;
       if (vips_image_get_typeof(image, "interlaced") != 0) {
         (void)vips_image_get_int(image, "interlaced", &interlaced);
       }
       rc = vips_jpegsave_buffer(image, &out, &out_len, "Q", request.quality, "optimize_coding",
                                 TRUE, "interlace", interlaced != 0 ? TRUE : FALSE,
-                                "subsample_mode",
-                                full_chroma ? VIPS_FOREIGN_SUBSAMPLE_OFF : VIPS_FOREIGN_SUBSAMPLE_ON,
-                                nullptr);
+                                "subsample_mode", VIPS_FOREIGN_SUBSAMPLE_AUTO, nullptr);
       break;
     }
     case ImageKind::kPng:

@@ -609,8 +609,8 @@ Result<ViewSummary> BuildView(const ViewOptions& options, pack::PackReporter& re
     return Status::InvalidArgument("--view-quality must be 1..100, not " +
                                    std::to_string(options.quality));
   }
-  if (options.shard_size < (1u << 20)) {
-    return Status::InvalidArgument("view shard size must be at least 1M");
+  if (options.shard_size < (64u << 10)) {
+    return Status::InvalidArgument("view shard size must be at least 64K");
   }
   MMFS_RETURN_IF_ERROR(InitImageLibrary());
   MMFS_ASSIGN_OR_RETURN(std::unique_ptr<format::Dataset> dataset,
