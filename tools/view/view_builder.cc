@@ -365,6 +365,11 @@ class Builder {
     };
     Status status;
     for (size_t i = next_; i < n && status.ok(); ++i) {
+      // Checked on every image, not only while waiting: workers may be ahead of the commit.
+      if (options_.cancel != nullptr && options_.cancel->load()) {
+        status = Status::Cancelled("interrupted");
+        break;
+      }
       Outcome out;
       {
         std::unique_lock<std::mutex> lock(mu);
