@@ -17,6 +17,7 @@ case "$sub" in
   stats) what="show what an mmfs mount and its caches are doing" ;;
   verify) what="check every shard and file of a packed dataset" ;;
   info) what="describe a packed dataset" ;;
+  view) what="build, list and remove smaller-image views of a dataset" ;;
   warmup) what="load files into the cache tiers, show residency, evict" ;;
   *) what="mmfs $sub" ;;
 esac

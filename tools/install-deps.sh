@@ -11,6 +11,8 @@
 # pkg_check_modules fails when any of them is missing, even though mmfs never links it directly:
 #   libmemcached -> libsasl2 (libsasl2-dev, a dependency of libmemcached-dev), libcrypto (libssl-dev,
 #   NOT a dependency: listed here); libpng -> zlib (zlib1g-dev). spdlog's CMake package needs fmt.
+#   vips -> 66 modules through Requires/Requires.private, every one shipped by a package in
+#   libvips-dev's own dependency closure (apt-cache depends --recurse), so libvips-dev suffices.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 profile=${1:---all}
@@ -22,6 +24,9 @@ demo=(
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libarchive-dev libpng-dev zlib1g-dev libwebp-dev libcsv-dev
   libmemcached-dev libssl-dev
+  # views (mmfs view add) resize with libvips; its Depends bring every .pc its Requires and
+  # Requires.private name (glib, expat, libexif, lcms2, librsvg, OpenEXR, ... checked one by one)
+  libvips-dev
   # the demo's loader
   python3 python3-torch python3-torchvision python3-pil python3-numpy
 )

@@ -19,7 +19,9 @@
 #include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/format/dataset.h"
+#include "fs/format/view_set.h"
 #include "tools/mmfs/commands.h"
+#include "tools/view/view_verify.h"
 
 namespace mmfs::cli {
 
@@ -150,11 +152,19 @@ int RunVerify(const InspectArgs& args) {
   std::sort(file_problems.begin(), file_problems.end());
   for (auto& [i, p] : shard_problems) problems.push_back(std::move(p));
   for (auto& [i, p] : file_problems) problems.push_back(std::move(p));
-  uint64_t files = files_done.load(), bytes = m.total_bytes, damaged = damaged_count.load();
+  // Views (DST/views/N): their own index, shards and every resized image.
+  format::ViewSet views = format::ViewSet::Open(dataset);
+  view::ViewVerifyResult view_result = view::VerifyViews(dataset, views);
+  for (std::string& p : view_result.problems) problems.push_back(std::move(p));
+  uint64_t files = files_done.load(), bytes = m.total_bytes,
+           damaged = damaged_count.load() + view_result.damaged_files;
   if (args.json) {
     nlohmann::json j = {{"dataset", args.dataset}, {"files_checked", files},
                         {"bytes_checked", bytes},  {"damaged_files", damaged},
-                        {"problems", problems},    {"ok", problems.empty()}};
+                        {"problems", problems},    {"ok", problems.empty()},
+                        {"views_checked", views.views().size()},
+                        {"view_files_checked", view_result.files_checked},
+                        {"view_bytes_checked", view_result.bytes_checked}};
     std::printf("%s\n", JsonText(j, 2).c_str());
   } else {
     for (const std::string& p : problems) std::printf("DAMAGED %s\n", p.c_str());
@@ -162,6 +172,11 @@ int RunVerify(const InspectArgs& args) {
                 FormatCount(files).c_str(), FormatBytes(bytes).c_str(),
                 FormatCount(damaged).c_str(), m.shards.size(),
                 problems.empty() ? "intact" : "with problems (see above)");
+    if (!views.views().empty() || !views.problems().empty()) {
+      std::printf("  views: %zu checked (%s resized images, %s), %zu unusable\n",
+                  views.views().size(), FormatCount(view_result.files_checked).c_str(),
+                  FormatBytes(view_result.bytes_checked).c_str(), views.problems().size());
+    }
   }
   return problems.empty() ? 0 : 1;
 }
@@ -194,6 +209,14 @@ int RunInfo(const InspectArgs& args) {
   if (top.size() > 10) top.resize(10);
   uint64_t on_disk = m.index_size;
   for (const auto& s : m.shards) on_disk += s.size;
+  format::ViewSet views = format::ViewSet::Open(**ds);
+  nlohmann::json view_list = nlohmann::json::array();
+  for (const auto& v : views.views()) {
+    view_list.push_back({{"side", v->side()},
+                         {"resized", v->manifest().resized},
+                         {"bytes_on_disk", v->bytes_on_disk()},
+                         {"quality", v->manifest().quality}});
+  }
   if (args.json) {
     nlohmann::json shards = nlohmann::json::array();
     for (const auto& s : m.shards) {
@@ -205,7 +228,8 @@ int RunInfo(const InspectArgs& args) {
                         {"bytes_on_disk", on_disk}, {"skipped", m.skipped}, {"shards", shards},
                         {"source", {{"layout", m.source_layout}, {"paths", m.source_paths}}},
                         {"pack_options", {{"shard_size", m.shard_size}, {"on_bad", m.on_bad}}},
-                        {"images", images}, {"image_sizes", sizes}, {"top_directories", top}};
+                        {"images", images}, {"image_sizes", sizes}, {"top_directories", top},
+                        {"views", view_list}};
     std::printf("%s\n", JsonText(j, 2).c_str());
     return 0;
   }
@@ -230,6 +254,19 @@ int RunInfo(const InspectArgs& args) {
     by_side += (by_side.empty() ? "" : ", ") + std::string(bucket) + ": " + FormatCount(n);
   }
   std::printf("  images: %s (longest side %s)\n", FormatCount(images).c_str(), by_side.c_str());
+  if (views.views().empty()) {
+    std::printf("  views: none (mmfs view add %s 256 makes one)\n", args.dataset.c_str());
+  }
+  for (const auto& v : views.views()) {
+    std::printf("  view @%u: %s images resized, %s on disk (%.1f%% of the dataset), quality %u\n",
+                v->side(), FormatCount(v->manifest().resized).c_str(),
+                FormatBytes(v->bytes_on_disk()).c_str(),
+                on_disk > 0 ? 100.0 * static_cast<double>(v->bytes_on_disk()) /
+                                  static_cast<double>(on_disk)
+                            : 0.0,
+                v->manifest().quality);
+  }
+  for (const Status& p : views.problems()) std::printf("  view UNUSABLE: %s\n", p.message().c_str());
   std::printf("  largest directories by images:\n");
   for (const auto& [dir, n] : top) std::printf("    %10s  %s\n", FormatCount(n).c_str(), dir.c_str());
   return 0;

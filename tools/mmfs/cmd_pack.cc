@@ -191,6 +191,18 @@ int RunPack(const PackArgs& args) {
                   FormatCount(s.captions_without_image).c_str());
     }
   }
+  // --view N: built on the finished dataset, exactly as 'mmfs view add' would.
+  for (uint32_t side : args.views) {
+    ViewArgs view;
+    view.dataset = destination;
+    view.side = side;
+    view.jobs = options.jobs;
+    view.quality = args.view_quality;
+    view.on_bad = args.on_bad;
+    view.quiet = args.quiet || args.json;
+    int rc = RunViewAdd(view);
+    if (rc != 0) return rc;
+  }
   return 0;
 }
 

@@ -22,8 +22,27 @@ struct PackArgs {
   bool force = false;
   bool quiet = false;
   bool json = false;
+  std::vector<uint32_t> views;  // --view N: views built once the pack is done
+  int view_quality = 90;
 };
 int RunPack(const PackArgs& args);
+
+struct ViewArgs {
+  std::string dataset;
+  uint32_t side = 0;  // add, rm
+  int jobs = 0;       // 0: one per CPU
+  int quality = 90;
+  std::string on_bad;  // fail, skip, keep; empty: what the dataset was packed with
+  std::string shard_size = "256M";
+  bool resume = false;
+  bool quiet = false;
+  bool json = false;
+};
+// Builds DST/views/N (tools/view/view_builder.h).
+int RunViewAdd(const ViewArgs& args);
+int RunViewRm(const ViewArgs& args);
+// Lists the published views, unusable ones and unpublished (running or interrupted) builds.
+int RunViewLs(const ViewArgs& args);
 
 struct MountArgs {
   std::string cluster_cache;  // "host:port,host:port"

@@ -62,6 +62,14 @@ int main(int argc, char** argv) {
   pack_cmd->add_flag("--resume", pack.resume,
                      "Continue an interrupted pack to DST (same sources and options) from its "
                      "last finished shard");
+  pack_cmd->add_option("--view", pack.views,
+                       "Also build the view of side N once packed (repeatable): see 'mmfs view "
+                       "add --help'")
+      ->check(CLI::Range(16, 8192));
+  pack_cmd->add_option("--view-quality", pack.view_quality,
+                       "JPEG and lossy WebP quality of --view images (1-100)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   pack_cmd->add_flag("-q,--quiet", pack.quiet, "Print only warnings and errors");
   pack_cmd->add_flag("--json", pack.json, "Print the summary as JSON on stdout");
 
@@ -152,6 +160,61 @@ int main(int argc, char** argv) {
   warmup_cmd->add_flag("--json", warmup.json, "Print the result as JSON");
   warmup_cmd->add_option("--timeout", warmup.timeout_seconds, "Give up after this many seconds");
 
+  mmfs::cli::ViewArgs view_add, view_rm, view_ls;
+  CLI::App* view_cmd = app.add_subcommand(
+      "view",
+      "Smaller copies of a dataset's images, stored beside it, for loaders that resize anyway.\n"
+      "A view of side N holds every JPEG, PNG and WebP whose shorter side is over N, resized so\n"
+      "that side is N (aspect kept, Lanczos, same format, EXIF orientation and ICC profile\n"
+      "kept); smaller images and all other files are the originals, not copied. It lives in\n"
+      "DST/views/N/; the dataset's own files are never changed. A loader decoding 256 px images\n"
+      "instead of 1000 px ones decodes about 15x fewer pixels. A view changes the pixels the\n"
+      "model sees: use it only where training resizes to about N or less anyway.\n\n"
+      "  mmfs view add data.mmfs 256        build it (-j threads; Ctrl-C, then --resume)\n"
+      "  mmfs view ls data.mmfs             list views, their size and share of the dataset\n"
+      "  mmfs view rm data.mmfs 256         remove it");
+  view_cmd->require_subcommand(1);
+  CLI::App* view_add_cmd = view_cmd->add_subcommand(
+      "add",
+      "Build the view of side N of DST: mmfs view add DST N\n"
+      "Images are read in shard order and resized on -j threads with libvips (shrink-on-load\n"
+      "through libjpeg-turbo, then Lanczos3). The view is built in DST/views/.N.partial-PID and\n"
+      "appears as DST/views/N only when complete, so an interrupted build never shows; after\n"
+      "Ctrl-C or a crash, the same command with --resume continues from its last finished shard.\n"
+      "A source image that does not decode: --on-bad fail stops, skip leaves it out of the\n"
+      "view, keep serves the original in it (default: what DST was packed with).\n\n"
+      "Example: mmfs view add /data/laion.mmfs 256 -j 8 --view-quality 85");
+  view_add_cmd->add_option("DST", view_add.dataset, "Dataset directory")->required();
+  view_add_cmd->add_option("N", view_add.side, "Shorter side of the view's images, in pixels")
+      ->required()
+      ->check(CLI::Range(16, 8192));
+  view_add_cmd->add_option("-j,--jobs", view_add.jobs, "Threads resizing (default: one per CPU)");
+  view_add_cmd->add_option("--view-quality", view_add.quality, "JPEG and lossy WebP quality (1-100)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  view_add_cmd->add_option("--on-bad", view_add.on_bad,
+                           "A source image that does not decode: fail, skip (leave it out of the "
+                           "view), keep (serve the original)")
+      ->check(CLI::IsMember({"fail", "skip", "keep"}));
+  view_add_cmd->add_option("--shard-size", view_add.shard_size,
+                           "Target size of each view shard; an interrupted build loses at most "
+                           "one")
+      ->capture_default_str();
+  view_add_cmd->add_flag("--resume", view_add.resume,
+                         "Continue an interrupted build of this view (same options)");
+  view_add_cmd->add_flag("-q,--quiet", view_add.quiet, "Print only warnings and errors");
+  view_add_cmd->add_flag("--json", view_add.json, "Print the summary as JSON on stdout");
+  CLI::App* view_rm_cmd = view_cmd->add_subcommand(
+      "rm", "Remove the view of side N of DST (mounts opened before keep their files open)");
+  view_rm_cmd->add_option("DST", view_rm.dataset, "Dataset directory")->required();
+  view_rm_cmd->add_option("N", view_rm.side, "Side of the view")->required();
+  view_rm_cmd->add_flag("-q,--quiet", view_rm.quiet, "Print nothing on success");
+  CLI::App* view_ls_cmd = view_cmd->add_subcommand(
+      "ls", "List the views of DST: side, images resized and kept, bytes on disk, share of the\n"
+            "dataset, quality; unusable views and unpublished (running or interrupted) builds.");
+  view_ls_cmd->add_option("DST", view_ls.dataset, "Dataset directory")->required();
+  view_ls_cmd->add_flag("--json", view_ls.json, "Print the list as JSON");
+
   mmfs::cli::InspectArgs verify;
   CLI::App* verify_cmd = app.add_subcommand(
       "verify",
@@ -168,6 +231,9 @@ int main(int argc, char** argv) {
   info_cmd->add_flag("--json", info.json, "Print the description as JSON");
 
   CLI11_PARSE(app, argc, argv);
+  if (view_add_cmd->parsed()) return mmfs::cli::RunViewAdd(view_add);
+  if (view_rm_cmd->parsed()) return mmfs::cli::RunViewRm(view_rm);
+  if (view_ls_cmd->parsed()) return mmfs::cli::RunViewLs(view_ls);
   if (verify_cmd->parsed()) return mmfs::cli::RunVerify(verify);
   if (warmup_cmd->parsed()) return mmfs::cli::RunWarmup(warmup);
   if (info_cmd->parsed()) return mmfs::cli::RunInfo(info);
