@@ -37,15 +37,6 @@ namespace {
 
 constexpr char kCheckpointFileName[] = "checkpoint.jsonl";
 
-const char* OnBadName(pack::OnBadImage v) {
-  switch (v) {
-    case pack::OnBadImage::kFail: return "fail";
-    case pack::OnBadImage::kSkip: return "skip";
-    case pack::OnBadImage::kKeep: return "keep";
-  }
-  return "fail";
-}
-
 std::string UtcNow() {
   std::time_t now = std::time(nullptr);
   struct tm tm;
@@ -119,7 +110,7 @@ class Builder {
   std::string Fingerprint() const {
     return JsonText({{"side", options_.side},
                      {"quality", options_.quality},
-                     {"on_bad", OnBadName(on_bad_)},
+                     {"on_bad", pack::OnBadName(on_bad_)},
                      {"shard_size", options_.shard_size},
                      {"base_index", HexU64(dataset_.manifest().index_checksum)},
                      {"resampler", ResamplerName()}});
@@ -533,7 +524,7 @@ class Builder {
     m.index_checksum = index.checksum;
     m.shards = shards_;
     m.quality = static_cast<uint32_t>(options_.quality);
-    m.on_bad = OnBadName(on_bad_);
+    m.on_bad = pack::OnBadName(on_bad_);
     m.resampler = ResamplerName();
     // The manifest last: the folder is renamed into place only after this.
     MMFS_RETURN_IF_ERROR(
