@@ -36,6 +36,7 @@
 #include "fs/core/fs_types.h"
 #include "fs/core/memory_governor.h"
 #include "fs/core/metrics.h"
+#include "fs/core/origin_io.h"
 #include "fs/core/stats.h"
 #include "fs/format/dataset.h"
 
@@ -49,7 +50,6 @@ namespace mmfs::fs {
 
 class ControlDir;
 class FileReader;
-class OriginIo;
 class OriginReader;
 class Prefetcher;
 class Warmup;
