@@ -1,8 +1,9 @@
 // ClusterTier: a cache tier shared by every host of a training job, on memcached.
 //
-// Sits below the SSD tier: a host's miss asks the cluster before the origin (the filesystem asks
-// for a whole sample in one multi-get), and what a host reads from the origin is written to the
-// cluster (asynchronously, through a bounded queue, so a slow cluster never slows a reader).
+// The last tier of the stack (cache/tier_stack.h), asked after the SSD tier and before the
+// origin: not through TieredCache's per-key chain but by the miss loader, a whole sample in one
+// multi-get (one round trip per sample, not per file); what a host reads from the origin is
+// written to the cluster (asynchronously, through a bounded queue, so a slow cluster never slows a reader).
 // Keys are spread over the servers by libmemcached's consistent hashing (ketama): a server that
 // fails is ejected from the ring after two failures and retried every few seconds, so losing one
 // of N servers loses about 1/N of the tier.
@@ -87,7 +88,7 @@ class ClusterTier final : public CacheTier {
   std::unordered_map<CacheKey, Blob> LookupMany(const std::vector<CacheKey>& keys);
   ClusterCounters ClusterStats() const;
   // Waits until everything queued so far is written (tests, shutdown).
-  void Flush();
+  void Flush() override;
 
   // Parses "host:port[,host:port...]" (also '+' as separator, for mount -o).
   static Result<std::vector<std::string>> ParseServers(const std::string& list);

@@ -56,10 +56,10 @@ class SsdTier final : public CacheTier {
   uint64_t MaxEntryBytes() const override;
 
   // Waits until every queued write has reached the disk (tests, clean shutdown).
-  void Flush();
+  void Flush() override;
   std::string PathFor(CacheKey key) const;
   // Bytes admitted but not yet written (bounded by max_pending_bytes; 0 after Flush).
-  uint64_t pending_bytes() const;
+  uint64_t pending_bytes() const override;
 
   static constexpr uint64_t kHeaderBytes = 32;
 

@@ -48,6 +48,11 @@ class CacheTier {
   // The largest blob the tier could admit at all (its admission may still say no): the reader
   // does not load a file whole for a tier that can never keep it.
   virtual uint64_t MaxEntryBytes() const { return UINT64_MAX; }
+  // Bytes admitted but not yet stored (tiers that write behind: SSD, cluster); a bulk loader
+  // (warm-up) waits with Flush when they pile up, rather than have the tier drop inserts.
+  virtual uint64_t pending_bytes() const { return 0; }
+  // Waits until every insert queued so far is stored.
+  virtual void Flush() {}
 };
 
 }  // namespace mmfs::cache

@@ -28,6 +28,9 @@ static const char* CodeName(StatusCode code) {
     case StatusCode::kAlreadyExists: return "already exists";
     case StatusCode::kCancelled: return "cancelled";
     case StatusCode::kResourceExhausted: return "resource exhausted";
+    case StatusCode::kNotADirectory: return "not a directory";
+    case StatusCode::kIsADirectory: return "is a directory";
+    case StatusCode::kNoSuchIoctl: return "no such ioctl";
   }
   return "unknown";
 }

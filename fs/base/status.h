@@ -26,7 +26,10 @@ enum class StatusCode {
   kNotSupported,      // an operation this component does not offer (ENOTSUP)
   kAlreadyExists,     // refusing to overwrite (EEXIST)
   kCancelled,         // stopped on request (SIGINT)
-  kResourceExhausted, // budget, disk or memory limit reached (ENOSPC)
+  kResourceExhausted, // budget, disk or memory limit reached (the errno kept, else ENOMEM)
+  kNotADirectory,     // a path step or a directory operation on a non-directory (ENOTDIR)
+  kIsADirectory,      // a file operation on a directory (EISDIR)
+  kNoSuchIoctl,       // an ioctl the file does not take: "not a terminal" (ENOTTY)
 };
 
 class [[nodiscard]] Status {
@@ -54,12 +57,21 @@ class [[nodiscard]] Status {
   static Status ResourceExhausted(std::string msg) {
     return Status(StatusCode::kResourceExhausted, std::move(msg));
   }
+  static Status NotADirectory(std::string msg) {
+    return Status(StatusCode::kNotADirectory, std::move(msg));
+  }
+  static Status IsADirectory(std::string msg) {
+    return Status(StatusCode::kIsADirectory, std::move(msg));
+  }
+  static Status NoSuchIoctl(std::string msg) {
+    return Status(StatusCode::kNoSuchIoctl, std::move(msg));
+  }
   // An I/O error from a system call: `what` names the call and the file, e.g. "open /data/x".
   static Status FromErrno(int err, std::string_view what);
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
-  // errno the failing system call reported (kIoError only; 0 otherwise).
+  // errno the failing system call reported (from FromErrno; 0 otherwise).
   int sys_errno() const { return errno_; }
   const std::string& message() const { return message_; }
   // "corruption: shard-00001.mdb: bad magic".

@@ -1,5 +1,7 @@
 #include "fs/core/memory_governor.h"
 
+#include "fs/core/stats_format.h"
+
 #include <algorithm>
 
 namespace mmfs::fs {
@@ -87,36 +89,7 @@ GovernorCounters MemoryGovernor::Counters() const {
 }
 
 nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governor) {
-  nlohmann::json j = {{"rss_bytes", rss_bytes}};
-  if (governor == nullptr) return j;
-  const MemoryBudget& b = governor->plan();
-  j["budget"] = {{"source", b.source()},
-                 {"limit_bytes", b.limit_bytes},
-                 {"limit_source", LimitSourceName(b.limit_source)},
-                 {"cgroup", b.cgroup_dir},
-                 {"reserved_bytes", b.reserved_bytes},
-                 {"in_use_bytes", b.in_use_bytes},
-                 {"requested_ram_bytes", b.requested_ram_bytes},
-                 {"clamped", b.clamped},
-                 {"ram_cache_bytes", b.ram_cache_bytes},
-                 {"prefetch_bytes", b.prefetch_bytes},
-                 {"read_buffer_bytes", b.read_buffer_bytes},
-                 {"explanation", b.Explain()}};
-  GovernorCounters c = governor->Counters();
-  nlohmann::json pressure = {{"level", PressureName(c.level)},
-                             {"samples", c.samples},
-                             {"shrinks", c.shrinks},
-                             {"working_bytes", c.last.working_bytes()},
-                             {"usage_bytes", c.last.usage_bytes},
-                             {"limit_events", c.last.limit_events},
-                             {"oom_kills", c.last.oom_kills},
-                             {"ram_cache_bytes", c.targets.ram_cache_bytes},
-                             {"prefetch_bytes", c.targets.prefetch_bytes},
-                             {"read_buffer_bytes", c.targets.read_buffer_bytes},
-                             {"push", c.targets.push}};
-  if (c.last.has_psi) pressure["psi_some_avg10"] = c.last.psi_some_avg10;
-  j["pressure"] = pressure;
-  return j;
+  return MemoryJson(MemoryStatsOf(rss_bytes, governor));
 }
 
 }  // namespace mmfs::fs

@@ -52,13 +52,8 @@ class Metrics {
   const OpStats& op(Op o) const { return ops_[static_cast<int>(o)]; }
 
   std::atomic<uint64_t> bytes_served{0};  // in READ replies
-  // Prefetched files stored into the kernel's page cache (their READ need not come), and pushes
-  // the kernel refused for another reason than not knowing the inode yet.
-  std::atomic<uint64_t> pushed_files{0};
-  std::atomic<uint64_t> pushed_bytes{0};
-  std::atomic<uint64_t> push_failures{0};
-  // Prefetched files not pushed because memory was tight (they wait for their READ instead).
-  std::atomic<uint64_t> push_skipped{0};
+  // Files a reader asked for that failed their checksum, and failed reads of the shards
+  // (OriginReader::CountError). Push counters live in the prefetcher.
   std::atomic<uint64_t> checksum_failures{0};
   std::atomic<uint64_t> io_errors{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();

@@ -1,5 +1,7 @@
 #include "fs/core/ranged_reader.h"
 
+#include "fs/core/origin_reader.h"
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -8,21 +10,13 @@
 
 namespace mmfs::fs {
 
-RangedReader::RangedReader(const format::Dataset& dataset, cache::ReadBuffer& buffer,
-                           bool drop_origin_pages, std::atomic<uint64_t>& origin_reads,
-                           std::atomic<uint64_t>& origin_bytes)
-    : dataset_(dataset),
-      buffer_(buffer),
-      drop_origin_pages_(drop_origin_pages),
-      origin_reads_(origin_reads),
-      origin_bytes_(origin_bytes) {}
+RangedReader::RangedReader(OriginReader& origin, cache::ReadBuffer& buffer)
+    : origin_(origin), buffer_(buffer) {}
 
 Result<std::string> RangedReader::ReadSpan(const format::Entry& e, uint64_t offset, size_t len) {
-  MMFS_ASSIGN_OR_RETURN(format::ShardBytes raw,
-                        dataset_.ReadShardSpan(e.record.shard, e.record.data_offset + offset, len));
-  origin_reads_.fetch_add(1, std::memory_order_relaxed);
-  origin_bytes_.fetch_add(len, std::memory_order_relaxed);
-  if (drop_origin_pages_) dataset_.NoteOriginRead(e.record.shard, len);
+  MMFS_ASSIGN_OR_RETURN(OriginBytes raw, origin_.ReadSpan(e.record.shard,
+                                                          e.record.data_offset + offset, len,
+                                                          ReadCause::kDemand));
   return std::string(raw.data(), raw.size());
 }
 
@@ -43,7 +37,7 @@ Status RangedReader::Verify(const format::Entry& e) {
     XXH3_64bits_update(state, chunk.data(), n);
     if (pos < keep) prefix.append(chunk, 0, static_cast<size_t>(std::min<uint64_t>(n, keep - pos)));
   }
-  MMFS_RETURN_IF_ERROR(dataset_.CheckSum(e, XXH3_64bits_digest(state)));
+  MMFS_RETURN_IF_ERROR(origin_.dataset().CheckSum(e, XXH3_64bits_digest(state)));
   verified_files_.fetch_add(1, std::memory_order_relaxed);
   buffer_.Put(e.index, 0, std::make_shared<const std::string>(std::move(prefix)));
   return Status::Ok();

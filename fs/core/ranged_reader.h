@@ -9,8 +9,8 @@
 // and later reads fetch just the range asked for. So the first pass over such a file reads
 // 2 x size - (read buffer budget) from the origin and every later pass its size.
 //
-// Ownership: borrows the dataset and the read buffer, which must outlive it; the origin counters
-// are the filesystem's own (origin.reads / origin.bytes count every shard read a READ caused).
+// Ownership: borrows the origin reader (its reads are demand reads, counted there) and the read
+// buffer, which must outlive it. The origin reader owns it (origin_reader.h).
 // Thread-safety: all methods are thread-safe; concurrent first reads of one file verify it once.
 #pragma once
 
@@ -26,6 +26,8 @@
 
 namespace mmfs::fs {
 
+class OriginReader;
+
 struct RangedCounters {
   uint64_t verified_files = 0;  // files checked whole by streaming
   uint64_t verify_bytes = 0;    // bytes read to check them
@@ -35,8 +37,7 @@ struct RangedCounters {
 
 class RangedReader {
  public:
-  RangedReader(const format::Dataset& dataset, cache::ReadBuffer& buffer, bool drop_origin_pages,
-               std::atomic<uint64_t>& origin_reads, std::atomic<uint64_t>& origin_bytes);
+  RangedReader(OriginReader& origin, cache::ReadBuffer& buffer);
 
   // Bytes covering [offset, offset + len) of regular file `e`, after its checksum passed once.
   // A Corruption or IoError is returned as is (the caller counts and logs it).
@@ -51,11 +52,8 @@ class RangedReader {
   Status Verify(const format::Entry& e);
   Result<std::string> ReadSpan(const format::Entry& e, uint64_t offset, size_t len);
 
-  const format::Dataset& dataset_;
+  OriginReader& origin_;
   cache::ReadBuffer& buffer_;
-  const bool drop_origin_pages_;
-  std::atomic<uint64_t>& origin_reads_;
-  std::atomic<uint64_t>& origin_bytes_;
 
   mutable std::mutex mu_;
   std::condition_variable verify_done_;

@@ -12,27 +12,11 @@
 #include <vector>
 
 #include "fs/base/file_util.h"
+#include "fs/fuse/errno_map.h"
 
 namespace mmfs::fs {
 
 namespace {
-
-// The one place where a Status becomes an errno.
-int ToErrno(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk: return 0;
-    case StatusCode::kNotFound: return ENOENT;
-    case StatusCode::kInvalidArgument: return EINVAL;
-    case StatusCode::kCorruption: return EIO;
-    case StatusCode::kIoError: return s.sys_errno() != 0 ? s.sys_errno() : EIO;
-    case StatusCode::kReadOnly: return EROFS;
-    case StatusCode::kNotSupported: return ENOTSUP;
-    case StatusCode::kAlreadyExists: return EEXIST;
-    case StatusCode::kCancelled: return EINTR;
-    case StatusCode::kResourceExhausted: return ENOMEM;
-  }
-  return EIO;
-}
 
 FuseOpsConfig& Config(fuse_req_t req) {
   return *static_cast<FuseOpsConfig*>(fuse_req_userdata(req));
@@ -137,16 +121,13 @@ void OnInit(void* userdata, fuse_conn_info* conn) {
 void PushIfPrefetched(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool wait) {
   if (!cfg.push_prefetched || cfg.session == nullptr) return;
   const size_t max_bytes = size_t{cfg.effective_read_ahead_kb} * 1024;
-  auto data = cfg.fs->ClaimPrefetched(ino, max_bytes, wait);
-  if (!data.ok() || data->size == 0) return;
-  fuse_bufvec buf = FUSE_BUFVEC_INIT(data->size);
-  buf.buf[0].mem = const_cast<char*>(data->data);
-  // Not spliced: libfuse would log the expected ENOENT of a push that beats the inode.
-  int rc = fuse_lowlevel_notify_store(cfg.session, ino, 0, &buf, FUSE_BUF_NO_SPLICE);
-  if (rc != 0 && rc != -ENOENT) {
-    cfg.fs->metrics().push_failures.fetch_add(1, std::memory_order_relaxed);
-  }
-  cfg.fs->EndPush(ino, stream, std::move(data->owner), rc == 0);
+  fuse_session* session = cfg.session;
+  cfg.fs->Push(ino, stream, max_bytes, wait, [&](const char* data, size_t size) {
+    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    buf.buf[0].mem = const_cast<char*>(data);
+    // Not spliced: libfuse would log the expected ENOENT of a push that beats the inode.
+    return fuse_lowlevel_notify_store(session, ino, 0, &buf, FUSE_BUF_NO_SPLICE);
+  });
 }
 
 uint64_t StreamOf(fuse_req_t req) {
@@ -245,7 +226,7 @@ void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return;
   }
   if (!S_ISDIR(attr->mode)) {
-    fuse_reply_err(req, ENOTDIR);
+    fuse_reply_err(req, ToErrno(Status::NotADirectory("opendir of a non-directory")));
     return;
   }
   if (!attr->is_volatile) {
@@ -355,7 +336,7 @@ void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/
   FuseOpsConfig& cfg = Config(req);
   Status s = cfg.fs->Ioctl(ino);
   PushIfPrefetched(cfg, ino, StreamOf(req), /*wait=*/true);  // the read comes after the reply
-  fuse_reply_err(req, s.code() == StatusCode::kNotSupported ? ENOTTY : ToErrno(s));
+  fuse_reply_err(req, ToErrno(s));
 }
 
 void Refuse(fuse_req_t req) { fuse_reply_err(req, ToErrno(Config(req).fs->RefuseWrite())); }

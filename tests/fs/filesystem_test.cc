@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cache/ram_tier.h"
 #include "cache/ssd_tier.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
@@ -114,7 +115,7 @@ TEST_F(FilesystemTest, LookupGetattrAndStableInodes) {
   Make(FilesystemOptions{});
   EXPECT_EQ(Walk("train/cat/1.jpg").ino, jpg.ino);
   EXPECT_EQ(fs_->Lookup(kRootIno, "missing").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(fs_->Lookup(jpg.ino, "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(fs_->Lookup(jpg.ino, "x").status().code(), StatusCode::kNotADirectory);
   EXPECT_FALSE(fs_->GetAttr(999999).ok());
 }
 

@@ -29,8 +29,7 @@
 #include <string>
 #include <thread>
 
-#include "cache/cluster_tier.h"
-#include "cache/ssd_tier.h"
+#include "cache/tier_stack.h"
 #include "fs/base/file_util.h"
 #include "fs/base/memory_budget.h"
 #include "fs/base/mount_table.h"
@@ -201,15 +200,6 @@ void PlanMemory(const format::Dataset& dataset, ParsedOptions* opts) {
   if (!warning.empty()) std::fprintf(stderr, "mmfs: warning: %s\n", warning.c_str());
 }
 
-// Default SSD budget: half the free space of the cache directory's filesystem, at most 1 TiB.
-uint64_t DefaultSsdCache(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  auto space = std::filesystem::space(dir, ec);
-  if (ec) return 1ull << 30;
-  return std::min<uint64_t>(space.available / 2, 1ull << 40);
-}
-
 // A FUSE mount whose daemon died answers ENOTCONN; detach it so the new mount can take its
 // place (what a restart after `kill -9` or a crash needs).
 Status RecoverStaleMount(const std::string& mnt) {
@@ -310,40 +300,31 @@ int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
   RaiseFileLimit();
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
-  std::unique_ptr<cache::CacheTier> ssd;
-  std::string ssd_note = "no SSD tier (use --cache-dir)";
-  if (!opts.cache_dir.empty()) {
-    cache::SsdTierOptions so;
-    so.dir = opts.cache_dir;
-    so.name_space = dataset->Identity();
-    so.budget_bytes = opts.ssd_cache_bytes > 0 ? opts.ssd_cache_bytes : DefaultSsdCache(so.dir);
-    so.expected_keys = files;
-    auto tier = cache::SsdTier::Open(so);
-    if (!tier.ok()) {
-      report("SSD cache: " + tier.status().message());
-      return 1;
-    }
-    ssd_note = "SSD cache " + FormatBytes(so.budget_bytes) + " in " + opts.cache_dir + " (" +
-               FormatCount((*tier)->Counters().entries) + " entries kept from before)";
-    ssd = std::move(tier).value();
+  cache::TierStackOptions to;
+  to.ram_bytes = opts.fs.ram_cache_bytes;
+  to.expected_keys = files;
+  to.name_space = dataset->Identity();
+  to.ssd_dir = opts.cache_dir;
+  to.ssd_bytes = opts.ssd_cache_bytes;
+  to.cluster_servers = opts.cluster_servers;
+  auto tiers = cache::BuildTierStack(to);
+  if (!tiers.ok()) {
+    report(tiers.status().message());
+    return 1;
   }
-  std::unique_ptr<cache::ClusterTier> cluster;
+  std::string ssd_note = "no SSD tier (use --cache-dir)";
+  if (const cache::CacheTier* ssd = (*tiers)->ssd()) {
+    cache::TierCounters c = ssd->Counters();
+    ssd_note = "SSD cache " + FormatBytes(c.bytes_budget) + " in " + opts.cache_dir + " (" +
+               FormatCount(c.entries) + " entries kept from before)";
+  }
   std::string cluster_note;
-  if (!opts.cluster_servers.empty()) {
-    cache::ClusterTierOptions co;
-    co.servers = opts.cluster_servers;
-    co.name_space = dataset->Identity();
-    auto tier = cache::ClusterTier::Open(co);
-    if (!tier.ok()) {
-      report("cluster cache: " + tier.status().message());
-      return 1;
-    }
-    cluster = std::move(tier).value();
+  if ((*tiers)->cluster() != nullptr) {
     cluster_note = ", cluster cache on " + std::to_string(opts.cluster_servers.size()) +
                    " memcached server(s)";
   }
   opts.fs.mountpoint = opts.mount.mountpoint;
-  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(ssd), std::move(cluster));
+  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(tiers).value());
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::MemoryGovernor> governor;
   if (opts.memory_limit) {

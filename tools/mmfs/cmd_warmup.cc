@@ -1,8 +1,9 @@
 // mmfs warmup: load files into a cache tier before training, see what is resident (--check),
 // or drop files from the caches (--evict).
 //
-// The daemon does the work: this command writes lines ("warm ssd PATH", "evict PATH", then
-// "sync TOKEN") to MNT/.mmfs/control and follows the daemon's counters in MNT/.mmfs/stats for
+// The daemon does the work: this command writes lines of the control protocol
+// (fs/core/control_protocol.h: "warm ssd PATH", "evict PATH", then "sync TOKEN") to
+// MNT/.mmfs/control and follows the daemon's counters in MNT/.mmfs/stats for
 // progress, so the loading is in pack order with large sequential origin reads, straight into
 // the chosen tier, and works while training reads the mount. Residency comes from the
 // user.mmfs.resident attribute of each file.
@@ -23,6 +24,7 @@
 #include "fs/base/file_util.h"
 #include "fs/base/json_text.h"
 #include "fs/base/units.h"
+#include "fs/core/control_protocol.h"
 #include "tools/mmfs/commands.h"
 
 namespace mmfs::cli {
@@ -167,9 +169,11 @@ int RunWarmup(const WarmupArgs& in) {
   std::string token = std::to_string(::getpid()) + "-" + std::to_string(std::random_device()());
   std::string text;
   for (const std::string& rel : rels) {
-    text += args.evict ? "evict " + rel + "\n" : "warm " + args.tier + " " + rel + "\n";
+    text += args.evict
+                ? fs::FormatControlLine({fs::ControlCommand::Kind::kEvict, "", rel})
+                : fs::FormatControlLine({fs::ControlCommand::Kind::kWarm, args.tier, rel});
   }
-  text += "sync " + token + "\n";
+  text += fs::FormatControlLine({fs::ControlCommand::Kind::kSync, "", token});
   {
     std::string control = mnt + "/.mmfs/control";
     auto fd = OpenFile(control, O_WRONLY | O_CLOEXEC);

@@ -1,0 +1,139 @@
+#include "fs/core/control_dir.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace mmfs::fs {
+
+namespace {
+constexpr size_t kMaxSnapshots = 64;
+
+Attr SnapshotAttr(uint64_t ino, uint64_t size) {
+  Attr a;
+  a.ino = ino;
+  a.mode = S_IFREG | 0444;
+  a.size = size;
+  a.is_volatile = true;
+  return a;
+}
+}  // namespace
+
+ControlDir::ControlDir(uint64_t dir_ino, Render render)
+    : dir_ino_(dir_ino), render_(std::move(render)) {}
+
+Attr ControlDir::DirAttr() const {
+  Attr a;
+  a.ino = dir_ino_;
+  a.mode = S_IFDIR | 0555;
+  a.size = 4096;
+  a.nlink = 2;
+  a.is_volatile = true;
+  return a;
+}
+
+Attr ControlDir::LinkAttr(uint64_t ino, const std::string& target) const {
+  Attr a;
+  a.ino = ino;
+  a.mode = S_IFLNK | 0777;
+  a.size = target.size();
+  a.is_volatile = true;
+  return a;
+}
+
+std::optional<Attr> ControlDir::LookupInRoot(std::string_view name) const {
+  const bool linked = !link_target_.empty();
+  if (name == kControlDirName) return linked ? LinkAttr(link_ino(), link_target_) : DirAttr();
+  if (name == kControlDirDirectName && linked) return DirAttr();
+  return std::nullopt;
+}
+
+Result<Attr> ControlDir::Lookup(std::string_view name) {
+  if (name == kStatsFileName || name == kMetricsFileName) {
+    auto blob = std::make_shared<const std::string>(
+        render_(name == kMetricsFileName ? File::kMetrics : File::kStats));
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t ino = link_ino() + 1 + next_snapshot_++;
+    snapshots_[ino] = blob;
+    while (snapshots_.size() > kMaxSnapshots) snapshots_.erase(snapshots_.begin());
+    return SnapshotAttr(ino, blob->size());
+  }
+  if (name == kHintFileName && !hint_target_.empty()) return LinkAttr(hint_ino(), hint_target_);
+  if (name == kControlFileName && !control_target_.empty()) {
+    return LinkAttr(control_ino(), control_target_);
+  }
+  return Status::NotFound(std::string(name));
+}
+
+Result<Attr> ControlDir::GetAttr(uint64_t ino) const {
+  if (ino == dir_ino_) return DirAttr();
+  if (ino == link_ino() && !link_target_.empty()) return LinkAttr(link_ino(), link_target_);
+  if (ino == hint_ino() && !hint_target_.empty()) return LinkAttr(hint_ino(), hint_target_);
+  if (ino == control_ino() && !control_target_.empty()) {
+    return LinkAttr(control_ino(), control_target_);
+  }
+  if (IsSnapshot(ino)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = snapshots_.find(ino);
+    if (it != snapshots_.end()) return SnapshotAttr(ino, it->second->size());
+    return Status::NotFound("stats snapshot expired");
+  }
+  return Status::NotFound("no such inode");
+}
+
+Status ControlDir::ReadDir(
+    uint64_t offset,
+    const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit) const {
+  // Positions: 1 = ".", 2 = "..", 3 + i = name i.
+  Attr parent;
+  parent.ino = kRootIno;
+  parent.mode = S_IFDIR | 0755;
+  Attr file;
+  file.mode = S_IFREG | 0444;
+  file.ino = link_ino() + 1;  // the kernel looks the name up before using it
+  std::vector<std::pair<const char*, Attr>> names = {{".", DirAttr()}, {"..", parent}};
+  names.emplace_back(kStatsFileName, file);
+  names.emplace_back(kMetricsFileName, file);
+  if (!hint_target_.empty()) names.emplace_back(kHintFileName, LinkAttr(hint_ino(), hint_target_));
+  if (!control_target_.empty()) {
+    names.emplace_back(kControlFileName, LinkAttr(control_ino(), control_target_));
+  }
+  for (uint64_t pos = offset; pos < names.size(); ++pos) {
+    if (!emit(names[pos].first, names[pos].second, pos + 1)) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Result<ReadData> ControlDir::Read(uint64_t ino, uint64_t offset, size_t size) const {
+  if (ino == dir_ino_) return Status::IsADirectory("read of a directory");
+  if (!IsSnapshot(ino)) return Status::NotFound("no such inode");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = snapshots_.find(ino);
+  if (it == snapshots_.end()) {
+    return Status::NotFound("stats snapshot expired; open the file again");
+  }
+  ReadData d;
+  d.owner = it->second;
+  if (offset < d.owner->size()) {
+    d.data = d.owner->data() + offset;
+    d.size = static_cast<size_t>(std::min<uint64_t>(size, d.owner->size() - offset));
+  }
+  return d;
+}
+
+Result<std::string> ControlDir::ReadLink(uint64_t ino) const {
+  if (ino == hint_ino() && !hint_target_.empty()) return hint_target_;
+  if (ino == control_ino() && !control_target_.empty()) return control_target_;
+  if (ino == link_ino() && !link_target_.empty()) return link_target_;
+  return Status::NotFound("not a symlink");
+}
+
+void ControlDir::Forget(uint64_t ino) {
+  if (!IsSnapshot(ino)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshots_.erase(ino);
+}
+
+}  // namespace mmfs::fs

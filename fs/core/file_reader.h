@@ -1,0 +1,72 @@
+// FileReader: the bytes of one READ of a regular file, wherever they are.
+//
+// In order: the read buffer (a file read in several READs that the RAM tier did not keep), the
+// streamed path for a file too large to load whole (OriginReader::ReadRange), else the tier
+// stack (RAM, then SSD) with the miss loader behind it: a prefetched copy, else the sample from
+// the cluster tier in one multi-get, else the sample from its shard (OriginReader::LoadSample).
+// What a miss loads is filled into the cluster tier for other hosts; the other members of the
+// sample wait in the prefetch buffer. Every first READ of a file is recorded for the what-if
+// curves, and the hit ratios are sampled into a history for `mmfs stats --plot`.
+//
+// Ownership: borrows the dataset, the tier stack, the origin reader and the prefetcher, which
+// must outlive it.
+// Thread-safety: all methods are thread-safe. history_mu_ is a leaf lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cache/tier_stack.h"
+#include "cache/what_if.h"
+#include "fs/core/fs_types.h"
+#include "fs/core/memory_governor.h"
+#include "fs/core/origin_reader.h"
+#include "fs/core/prefetcher.h"
+#include "fs/core/stats.h"
+
+namespace mmfs::fs {
+
+class FileReader {
+ public:
+  // `max_cached_file_bytes`: the largest file loaded whole into memory.
+  FileReader(const format::Dataset& dataset, cache::TierStack& tiers, OriginReader& origin,
+             Prefetcher& prefetcher, uint64_t max_cached_file_bytes);
+
+  // [offset, offset + size) of regular file `e`, clipped to its end. `known`: the file's bytes,
+  // already at hand (pushed), used instead of loading on a miss.
+  Result<ReadData> Read(const format::Entry& e, uint64_t offset, size_t size,
+                        cache::Blob known = nullptr);
+  // The memory governor's targets: RAM tier, prefetch and read buffers, the push.
+  void SetMemoryTargets(const MemoryTargets& targets);
+  // "ram", "ssd", "ram,ssd" or "none" (user.mmfs.resident).
+  std::string Residency(uint64_t key) const;
+  // Samples every keyed tier's (hits, lookups) into the history (every 10 s; the last 6 hours).
+  void RecordHistory();
+  void Stats(WhatIfStats* out) const;
+
+ private:
+  // Whether a file of `size` bytes is loaded whole on a miss: if it is not too large to hold
+  // and the RAM tier could admit it or the read buffer hold it. Otherwise it is streamed.
+  bool LoadsWhole(uint64_t size) const;
+  // The tier stack's loader: a prefetched copy, else the sample from the cluster or the origin.
+  Result<cache::Blob> LoadForRead(const format::Entry& e);
+
+  const format::Dataset& dataset_;
+  cache::TierStack& tiers_;
+  OriginReader& origin_;
+  Prefetcher& prefetcher_;
+  const uint64_t max_cached_file_bytes_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  // What-if curves of the RAM tier (every file read the daemon sees) and of the SSD tier (the
+  // reads the RAM tier missed).
+  cache::WhatIf ram_what_if_;
+  std::unique_ptr<cache::WhatIf> ssd_what_if_;  // null without an SSD tier
+  mutable std::mutex history_mu_;
+  std::deque<HistoryPoint> history_;  // guarded by history_mu_
+};
+
+}  // namespace mmfs::fs

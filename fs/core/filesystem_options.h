@@ -1,0 +1,46 @@
+// FilesystemOptions: what a mount asks of the filesystem core (tools/mmfs/cmd_mount.cc sets
+// them from its options; tests directly).
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cache/access_pattern.h"
+
+namespace mmfs::fs {
+
+struct FilesystemOptions {
+  uint64_t ram_cache_bytes = 256ull << 20;
+  // Drop a shard's page-cache pages once their file is verified and cached: the bytes are then
+  // held by the kernel's cache of the mount and the RAM tier, not a third time (docs/cache.md).
+  bool drop_origin_pages = true;
+  // Read samples from the shards with O_DIRECT where the filesystem allows it: no page cache
+  // work and no kernel copy for bytes the tiers keep anyway (format/dataset.h).
+  bool direct_reads = true;
+  // Readahead: a miss loads the file's whole sample (k.jpg brings k.txt, k.json) in one read and
+  // keeps the other members in the prefetch buffer for their reader; access patterns and the
+  // hint prefetch on the workers.
+  bool readahead = true;
+  uint64_t prefetch_buffer_bytes = 64ull << 20;
+  int prefetch_threads = 2;
+  cache::ReadaheadConfig readahead_config;
+  // The largest file loaded whole into memory (for the tiers, the read buffer, a prefetch). A
+  // larger one, or one that neither the RAM tier could admit nor the read buffer hold, is
+  // verified once by streaming, then read by range (ranged_reader.h).
+  uint64_t max_cached_file_bytes = 64ull << 20;
+  // Holds files read in several READs that the RAM tier did not keep (cache/read_buffer.h).
+  uint64_t read_buffer_bytes = 64ull << 20;
+  // Where `.mmfs/hint` points (the hint FIFO); empty: no hint file.
+  std::string hint_target;
+  // Where `.mmfs/control` points (the control FIFO of mmfs warmup); empty: none.
+  std::string control_target;
+  // The mount point, so that hint and control lines may be absolute paths under it.
+  std::string mountpoint;
+  // Where `.mmfs` points when it is a symlink (kControlDirDirectName); empty: it is the control
+  // directory itself.
+  std::string control_link_target;
+};
+
+}  // namespace mmfs::fs

@@ -1,0 +1,49 @@
+// Values the filesystem core hands to its front-end (fs/fuse) and its rooms share: attributes,
+// read results, the inode and control-file names.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mmfs::fs {
+
+inline constexpr uint64_t kRootIno = 1;
+inline constexpr char kControlDirName[] = ".mmfs";
+// Under an overlay front (fs/fuse/overlay_front.h) `.mmfs` is a symlink to the control directory
+// under this name on the FUSE mount itself: overlayfs answers ESTALE for files that change under
+// one name, as the stats snapshots do (a fresh one per lookup).
+inline constexpr char kControlDirDirectName[] = ".mmfs.d";
+inline constexpr char kStatsFileName[] = "stats";      // JSON
+inline constexpr char kMetricsFileName[] = "metrics";  // Prometheus text format
+inline constexpr char kHintFileName[] = "hint";        // symlink to the hint FIFO
+inline constexpr char kControlFileName[] = "control";  // symlink to the control FIFO (warmup)
+
+struct Attr {
+  uint64_t ino = 0;
+  uint32_t mode = 0;  // st_mode
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint32_t nlink = 1;
+  // Changes on every access (control files): the kernel must not cache its entry or attributes.
+  bool is_volatile = false;
+};
+
+struct StatFsInfo {
+  uint64_t block_size = 4096;
+  uint64_t blocks = 0;
+  uint64_t files = 0;
+  uint64_t name_max = 255;
+};
+
+// Bytes a read returns: a view into `owner` (a cache::Blob), which keeps them alive.
+struct ReadData {
+  std::shared_ptr<const std::string> owner;
+  const char* data = nullptr;
+  size_t size = 0;
+};
+
+}  // namespace mmfs::fs

@@ -1,0 +1,155 @@
+#include "fs/core/origin_reader.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <spdlog/spdlog.h>
+#include <string>
+
+namespace mmfs::fs {
+
+OriginReader::OriginReader(const format::Dataset& dataset, Metrics& metrics,
+                           OriginReaderOptions options, std::unique_ptr<OriginIo> io)
+    : dataset_(dataset),
+      metrics_(metrics),
+      options_(options),
+      io_(io != nullptr ? std::move(io) : NewDatasetIo(dataset)),
+      read_buffer_(options.read_buffer_bytes),
+      ranged_(*this, read_buffer_) {}
+
+Result<OriginBytes> OriginReader::ReadSpan(uint32_t shard, uint64_t offset, size_t len,
+                                           ReadCause cause) {
+  MMFS_ASSIGN_OR_RETURN(OriginBytes bytes, io_->ReadSpan(shard, offset, len));
+  if (bytes.size() != len) {
+    return Status::IoError(dataset_.manifest().shards[shard].file + " at offset " +
+                           std::to_string(offset) + ": short read (" +
+                           std::to_string(bytes.size()) + " of " + std::to_string(len) +
+                           " bytes)");
+  }
+  AtomicCause& c = causes_[static_cast<size_t>(cause)];
+  c.reads.fetch_add(1, std::memory_order_relaxed);
+  c.bytes.fetch_add(len, std::memory_order_relaxed);
+  if (options_.drop_origin_pages) dataset_.NoteOriginRead(shard, len);
+  return bytes;
+}
+
+Status OriginReader::Check(const format::Entry& e, std::string_view bytes) const {
+  return dataset_.CheckSum(e, XXH3_64bits(bytes.data(), bytes.size()));
+}
+
+Status OriginReader::CountError(const Status& s) {
+  uint64_t n = 0;
+  if (s.code() == StatusCode::kCorruption) {
+    n = metrics_.checksum_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  } else if (s.code() == StatusCode::kIoError) {
+    n = metrics_.io_errors.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  // One line per failure names the shard and the path; a flood is thinned after 100.
+  if (n > 0 && (n <= 100 || n % 1000 == 0)) {
+    spdlog::error("{} (the reader gets EIO; failure #{} of this kind)", s.message(), n);
+  }
+  return s;
+}
+
+std::vector<format::Entry> OriginReader::SampleMembers(const format::Entry& e,
+                                                       uint64_t max_other_bytes) const {
+  constexpr size_t kMaxMembers = 32;
+  const uint64_t max_span = std::min<uint64_t>(16ull << 20, e.size() + max_other_bytes);
+  std::vector<format::Entry> members = {e};
+  if (!options_.sample_members) return members;
+  auto same_sample = [&](const format::Entry& o) {
+    return o.is_regular() && o.record.parent == e.record.parent &&
+           o.record.sample == e.record.sample && o.record.shard == e.record.shard;
+  };
+  // Members are neighbours: names sharing a key sort together within their directory.
+  for (uint64_t i = e.index; i > 0 && members.size() < kMaxMembers; --i) {
+    auto o = dataset_.GetEntry(i - 1);
+    if (!o.ok() || !same_sample(*o)) break;
+    members.insert(members.begin(), *o);
+  }
+  for (uint64_t i = e.index + 1; members.size() < kMaxMembers; ++i) {
+    auto o = dataset_.GetEntry(i);
+    if (!o.ok() || !same_sample(*o)) break;
+    members.push_back(*o);
+  }
+  // They must be back to back in the shard (the packer writes them so) and not too large.
+  for (size_t i = 1; i < members.size(); ++i) {
+    if (members[i - 1].record.data_offset + members[i - 1].size() !=
+        members[i].record.data_offset) {
+      return {e};
+    }
+  }
+  uint64_t span = members.back().record.data_offset + members.back().size() -
+                  members.front().record.data_offset;
+  if (span > max_span) return {e};
+  return members;
+}
+
+Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
+                                             const std::vector<format::Entry>& members,
+                                             const Found& other) {
+  const uint64_t start = members.front().record.data_offset;
+  const uint64_t span = members.back().record.data_offset + members.back().size() - start;
+  auto raw = ReadSpan(e.record.shard, start, span, ReadCause::kDemand);
+  if (!raw.ok()) return CountError(raw.status());
+  cache::Blob wanted;
+  for (const format::Entry& m : members) {
+    std::string_view bytes(raw->data() + (m.record.data_offset - start), m.size());
+    Status intact = Check(m, bytes);
+    if (m.index == e.index) {
+      if (!intact.ok()) return CountError(intact);
+      wanted = std::make_shared<const std::string>(bytes);
+    } else if (intact.ok()) {
+      other(m, std::make_shared<const std::string>(bytes));
+    }
+  }
+  return wanted;
+}
+
+void OriginReader::ReadCoalesced(std::vector<format::Entry> entries, ReadCause cause,
+                                 const Found& found) {
+  constexpr uint64_t kMaxSpan = 8ull << 20;
+  std::sort(entries.begin(), entries.end(), [](const format::Entry& a, const format::Entry& b) {
+    return a.record.shard != b.record.shard ? a.record.shard < b.record.shard
+                                            : a.record.data_offset < b.record.data_offset;
+  });
+  // Neighbours in a shard are read together, one large sequential read, gaps included: LMDB
+  // puts a node header between small values and pads large ones to whole pages.
+  constexpr uint64_t kMaxGap = 64 << 10;
+  for (size_t i = 0; i < entries.size();) {
+    size_t j = i + 1;
+    uint64_t start = entries[i].record.data_offset;
+    uint64_t end = start + entries[i].size();
+    while (j < entries.size() && entries[j].record.shard == entries[i].record.shard &&
+           entries[j].record.data_offset >= end &&
+           entries[j].record.data_offset - end <= kMaxGap &&
+           entries[j].record.data_offset + entries[j].size() - start <= kMaxSpan) {
+      end = entries[j].record.data_offset + entries[j].size();
+      ++j;
+    }
+    auto raw = ReadSpan(entries[i].record.shard, start, end - start, cause);
+    if (raw.ok()) {
+      for (size_t m = i; m < j; ++m) {
+        std::string_view bytes(raw->data() + (entries[m].record.data_offset - start),
+                               entries[m].size());
+        if (!Check(entries[m], bytes).ok()) continue;
+        found(entries[m], std::make_shared<const std::string>(bytes));
+      }
+    }
+    i = j;
+  }
+}
+
+Result<cache::ReadBuffer::Span> OriginReader::ReadRange(const format::Entry& e, uint64_t offset,
+                                                        size_t len) {
+  auto span = ranged_.Read(e, offset, len);
+  if (!span.ok()) return CountError(span.status());
+  return span;
+}
+
+CauseCounters OriginReader::Counters(ReadCause cause) const {
+  const AtomicCause& c = causes_[static_cast<size_t>(cause)];
+  return {c.reads.load(std::memory_order_relaxed), c.bytes.load(std::memory_order_relaxed)};
+}
+
+}  // namespace mmfs::fs

@@ -1,0 +1,111 @@
+// OriginReader: every read of the shards (the origin) the daemon makes, and its counters.
+//
+// - A demand miss loads the file's whole sample (SampleMembers: k.jpg with k.txt, k.json, back to
+//   back in the shard) in one read (LoadSample).
+// - The prefetcher and warm-up read lists of files with neighbours coalesced into large
+//   sequential reads (ReadCoalesced).
+// - A file too large to load whole is checked once by streaming, then read by range
+//   (ReadRange, ranged_reader.h), through the read buffer it owns.
+// Every file's bytes pass one check, Dataset::CheckSum (the message names shard, offset, path),
+// before anything is served or cached. Reads are counted by cause (demand, prefetch, warm-up);
+// damaged files and failed reads a reader asked for are counted in Metrics (CountError) and
+// logged, thinned after 100.
+//
+// The read buffer lives here because it is how each origin byte is read about once per pass:
+// it holds the bytes of a file read in several READs that the RAM tier did not keep, and the
+// verified head of a streamed large file.
+//
+// Ownership: borrows the dataset and the metrics (which must outlive it); owns the I/O seam,
+// the read buffer and the ranged reader.
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "cache/read_buffer.h"
+#include "cache/tier.h"
+#include "fs/base/status.h"
+#include "fs/core/metrics.h"
+#include "fs/core/origin_io.h"
+#include "fs/core/ranged_reader.h"
+#include "fs/format/dataset.h"
+
+namespace mmfs::fs {
+
+enum class ReadCause : int {
+  kDemand,    // a READ missed every tier (origin.reads / origin.bytes)
+  kPrefetch,  // readahead, the hint, sample members loaded ahead (readahead.reads / .bytes)
+  kWarmup,    // mmfs warmup (counted in origin.reads / origin.bytes too: it is not readahead)
+  kCount,
+};
+
+struct CauseCounters {
+  uint64_t reads = 0;
+  uint64_t bytes = 0;
+};
+
+struct OriginReaderOptions {
+  // Advise the kernel to drop shard pages once read (Dataset::NoteOriginRead).
+  bool drop_origin_pages = true;
+  // Whether a miss loads the whole sample (off: just the file).
+  bool sample_members = true;
+  uint64_t read_buffer_bytes = 64ull << 20;
+};
+
+class OriginReader {
+ public:
+  using Found = std::function<void(const format::Entry&, cache::Blob)>;
+
+  // `io` null: the dataset's own shard files.
+  OriginReader(const format::Dataset& dataset, Metrics& metrics, OriginReaderOptions options,
+               std::unique_ptr<OriginIo> io = nullptr);
+
+  // `e` and the other files of its sample that lie next to it in the shard (at most 32), if the
+  // others together are at most `max_other_bytes`; else just `e`.
+  std::vector<format::Entry> SampleMembers(const format::Entry& e,
+                                           uint64_t max_other_bytes) const;
+  // Reads `members` (from SampleMembers(e)) in one demand read and returns e's bytes, checked;
+  // `other` receives each other member whose bytes pass their check (a damaged one is left for
+  // its own read to report). Errors are counted (CountError).
+  Result<cache::Blob> LoadSample(const format::Entry& e, const std::vector<format::Entry>& members,
+                                 const Found& other);
+  // Reads `entries` with neighbours coalesced into reads of at most 8 MiB; calls `found` with each
+  // file whose bytes pass their check. Failures are not errors of any reader: not counted in
+  // Metrics (the files' own reads report them); the caller sees them as files never found.
+  void ReadCoalesced(std::vector<format::Entry> entries, ReadCause cause, const Found& found);
+  // Bytes covering [offset, offset + len) of a file too large to load whole (ranged_reader.h).
+  Result<cache::ReadBuffer::Span> ReadRange(const format::Entry& e, uint64_t offset, size_t len);
+  // One read of the origin, counted under `cause`; a short read is an IoError.
+  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len, ReadCause cause);
+  // The one checksum path: XXH3 of `bytes` against e's sum in the index (Dataset::CheckSum).
+  Status Check(const format::Entry& e, std::string_view bytes) const;
+  // Counts a Corruption or IoError a reader gets in Metrics and logs it; returns `s`.
+  Status CountError(const Status& s);
+
+  cache::ReadBuffer& read_buffer() { return read_buffer_; }
+  const cache::ReadBuffer& read_buffer() const { return read_buffer_; }
+  const format::Dataset& dataset() const { return dataset_; }
+  CauseCounters Counters(ReadCause cause) const;
+  RangedCounters StreamedCounters() const { return ranged_.Counters(); }
+
+ private:
+  const format::Dataset& dataset_;
+  Metrics& metrics_;
+  const OriginReaderOptions options_;
+  std::unique_ptr<OriginIo> io_;
+  struct AtomicCause {
+    std::atomic<uint64_t> reads{0};
+    std::atomic<uint64_t> bytes{0};
+  };
+  std::array<AtomicCause, static_cast<size_t>(ReadCause::kCount)> causes_;
+  cache::ReadBuffer read_buffer_;
+  RangedReader ranged_;  // after what it borrows
+};
+
+}  // namespace mmfs::fs

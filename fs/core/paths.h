@@ -1,0 +1,24 @@
+// Paths given to the daemon by its control channels (the hint, mmfs warmup) resolved to index
+// entries.
+//
+// Thread-safety: pure functions over a dataset, which is read-only.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fs/base/status.h"
+#include "fs/format/dataset.h"
+
+namespace mmfs::fs {
+
+// The entry at `path`, relative to the root or absolute under `mountpoint` (may be empty).
+// NotFound for a missing name, NotADirectory when a step is not a directory.
+Result<format::Entry> ResolvePath(const format::Dataset& dataset, const std::string& mountpoint,
+                                  std::string_view path);
+// Regular files at or below `path` (a file or a folder), in index order.
+Result<std::vector<format::Entry>> FilesAt(const format::Dataset& dataset,
+                                           const std::string& mountpoint, std::string_view path);
+
+}  // namespace mmfs::fs

@@ -1,0 +1,240 @@
+#include "fs/core/prefetcher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "fs/core/paths.h"
+
+namespace mmfs::fs {
+
+namespace {
+// Samples a hint keeps in flight: about half the prefetch buffer, so that what is loaded ahead
+// is not pushed out before its reader arrives.
+uint32_t HintWindow(const format::Manifest& m, uint64_t buffer_bytes) {
+  uint64_t per_sample = std::max<uint64_t>(1, m.total_bytes / std::max<uint64_t>(1, m.samples));
+  return static_cast<uint32_t>(std::clamp<uint64_t>(buffer_bytes / 2 / per_sample, 16, 8192));
+}
+
+// Samples issued per hint prefetch job: one cluster multi-get or a run of shard reads each, so
+// the cost of a round trip is shared; an eighth of the window keeps the rest in flight.
+uint32_t HintBatch(uint32_t window) { return std::clamp<uint32_t>(window / 8, 1, 32); }
+}  // namespace
+
+Prefetcher::Prefetcher(const format::Dataset& dataset, OriginReader& origin,
+                       cache::TierStack& tiers, PrefetcherOptions options)
+    : dataset_(dataset),
+      origin_(origin),
+      tiers_(tiers),
+      options_(std::move(options)),
+      buffer_(options_.buffer_bytes),
+      detector_(options_.readahead),
+      hint_(dataset.entry_count(), HintWindow(dataset.manifest(), options_.buffer_bytes),
+            HintBatch(HintWindow(dataset.manifest(), options_.buffer_bytes))) {
+  if (options_.enabled && options_.threads > 0) {
+    workers_ = std::make_unique<cache::PrefetchWorkers>(
+        options_.threads, 256, [this](const cache::PrefetchJob& job) { RunJob(job); });
+  }
+}
+
+Prefetcher::~Prefetcher() { workers_.reset(); }
+
+void Prefetcher::Drain() {
+  if (workers_ != nullptr) workers_->Drain();
+}
+
+uint64_t Prefetcher::FileLimit() const {
+  return std::min<uint64_t>(options_.max_cached_file_bytes, buffer_.budget() / 2);
+}
+
+void Prefetcher::SetBudget(uint64_t buffer_bytes, bool push) {
+  push_allowed_.store(push, std::memory_order_relaxed);
+  buffer_.SetBudget(buffer_bytes);
+}
+
+void Prefetcher::PutMember(uint64_t key, cache::Blob blob) {
+  if (!tiers_.ram().Contains(key)) {
+    buffer_.Put(key, std::move(blob), cache::PrefetchPattern::kSampleMembers);
+  }
+}
+
+void Prefetcher::OnRead(const format::Entry& e, uint64_t offset, uint64_t stream) {
+  PredictAndSubmit(e, stream);
+  if (hint_active_.load(std::memory_order_relaxed) && offset == 0) {
+    Submit(hint_.OnRead(e.index), cache::PrefetchPattern::kHint);
+  }
+}
+
+void Prefetcher::PredictAndSubmit(const format::Entry& e, uint64_t stream) {
+  if (workers_ == nullptr || stream == 0) return;
+  std::vector<int64_t> predicted = detector_.OnRead(stream, e.record.sample);
+  if (predicted.empty()) return;
+  int64_t stride = predicted.size() >= 2 ? predicted[1] - predicted[0] : 1;
+  const int64_t sample = e.record.sample;
+  const int64_t lo = predicted.front() < predicted.back() ? predicted.front() : predicted.back();
+  const int64_t hi = predicted.front() < predicted.back() ? predicted.back() : predicted.front();
+  std::unordered_set<int64_t> wanted(predicted.begin(), predicted.end());
+  cache::PrefetchJob job;
+  job.pattern = (stride == 1 || stride == -1) ? cache::PrefetchPattern::kSequential
+                                              : cache::PrefetchPattern::kStrided;
+  // Predicted samples lie next to e in the index: a directory's files are one run of entries
+  // in sample order, and the runs of sibling directories (class folders) follow each other in
+  // the same order. Walk both ways until past the predicted range; where a deeper layout breaks
+  // that order the walk just stops early.
+  constexpr uint64_t kMaxSteps = 4096;
+  auto visit = [&](uint64_t index) {
+    auto o = dataset_.GetEntry(index);
+    if (!o.ok()) return false;
+    if (!o->is_regular()) return true;  // a subdirectory between files
+    int64_t s = o->record.sample;
+    if (wanted.count(s) > 0) job.keys.push_back(o->index);
+    return s >= lo && s <= hi ? true : (index > e.index ? s < lo : s > hi);
+  };
+  if (hi > sample) {
+    for (uint64_t i = e.index + 1, n = 0; n < kMaxSteps && visit(i); ++i, ++n) {
+    }
+  }
+  if (lo < sample) {
+    for (uint64_t i = e.index, n = 0; i > 0 && n < kMaxSteps && visit(i - 1); --i, ++n) {
+    }
+  }
+  if (!job.keys.empty()) workers_->Submit(std::move(job));
+}
+
+void Prefetcher::Submit(const std::vector<uint64_t>& keys, cache::PrefetchPattern pattern) {
+  if (workers_ == nullptr || keys.empty()) return;
+  // Jobs of a few dozen samples: big enough to coalesce neighbours into one origin read, small
+  // enough that the first of them arrives early.
+  constexpr size_t kJobKeys = 64;
+  cache::PrefetchJob job;
+  job.pattern = pattern;
+  for (uint64_t k : keys) {
+    auto e = dataset_.GetEntry(k);
+    if (!e.ok() || !e->is_regular()) continue;
+    for (const format::Entry& m : origin_.SampleMembers(*e, FileLimit())) {
+      job.keys.push_back(m.index);
+    }
+    if (job.keys.size() >= kJobKeys) {
+      workers_->Submit(std::move(job));
+      job = cache::PrefetchJob();
+      job.pattern = pattern;
+    }
+  }
+  if (!job.keys.empty()) workers_->Submit(std::move(job));
+}
+
+void Prefetcher::RunJob(const cache::PrefetchJob& job) {
+  std::vector<uint64_t> candidates;
+  for (uint64_t k : job.keys) {
+    if (!tiers_.ram().Contains(k)) candidates.push_back(k);
+  }
+  std::vector<uint64_t> mine = buffer_.BeginLoad(candidates);
+  cache::ClusterTier* cluster = tiers_.cluster();
+  std::unordered_map<uint64_t, cache::Blob> from_cluster;
+  if (cluster != nullptr) {
+    // One multi-get for the batch; only what the cluster lacks is read from the origin.
+    from_cluster = cluster->LookupMany(mine);
+    for (auto& [k, blob] : from_cluster) buffer_.Put(k, blob, job.pattern);
+  }
+  std::vector<format::Entry> entries;
+  for (uint64_t k : mine) {
+    if (from_cluster.count(k) > 0) continue;
+    auto e = dataset_.GetEntry(k);
+    // A file the buffer cannot hold next to others would push out what waits there, or be
+    // dropped on arrival: its reader loads it.
+    if (e.ok() && e->is_regular() && e->size() <= FileLimit()) entries.push_back(*e);
+  }
+  // Damaged files are not loaded ahead; their own reads report them.
+  origin_.ReadCoalesced(std::move(entries), ReadCause::kPrefetch,
+                        [&](const format::Entry& e, cache::Blob blob) {
+                          if (cluster != nullptr) cluster->Insert(e.index, blob);  // other hosts
+                          buffer_.Put(e.index, std::move(blob), job.pattern);
+                        });
+  buffer_.EndLoad(mine);
+}
+
+void Prefetcher::BeginHint() { hint_.Begin(); }
+
+void Prefetcher::AddHintLines(const std::vector<std::string>& lines) {
+  std::vector<uint64_t> keys;
+  keys.reserve(lines.size());
+  uint64_t unknown = 0;
+  for (std::string_view line : lines) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto e = ResolvePath(dataset_, options_.mountpoint, line);
+    if (e.ok() && e->is_regular()) {
+      keys.push_back(e->index);
+    } else {
+      ++unknown;
+    }
+  }
+  if (unknown > 0) hint_.CountUnknown(unknown);
+  std::vector<uint64_t> due = hint_.Append(keys);
+  hint_active_.store(hint_.active(), std::memory_order_relaxed);
+  Submit(due, cache::PrefetchPattern::kHint);
+}
+
+void Prefetcher::EndHint() {
+  cache::HintCounters c = hint_.Counters();
+  spdlog::info("prefetch hint: {} files in order, {} lines named no file", c.positions, c.unknown);
+}
+
+cache::Blob Prefetcher::Claim(const format::Entry& e, size_t max_bytes, bool wait) {
+  if (!e.is_regular() || e.size() == 0 || e.size() > max_bytes ||
+      e.size() > options_.max_cached_file_bytes) {
+    return nullptr;
+  }
+  if (!push_allowed_.load(std::memory_order_relaxed)) {
+    if (buffer_.Contains(e.index)) push_skipped_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return buffer_.Claim(e.index, wait);
+}
+
+bool Prefetcher::EndPush(const format::Entry& e, const cache::Blob& claimed, bool stored) {
+  if (claimed == nullptr) return false;
+  if (!stored) {
+    buffer_.ReleaseClaim(e.index);
+    return false;
+  }
+  pushed_files_.fetch_add(1, std::memory_order_relaxed);
+  pushed_bytes_.fetch_add(claimed->size(), std::memory_order_relaxed);
+  // Out of the buffer (counted used). A READ that raced the push (a reader quicker than a push
+  // after LOOKUP) took it already and did all that taking it means.
+  return buffer_.Take(e.index) != nullptr;
+}
+
+cache::Blob Prefetcher::Push(const format::Entry& e, size_t max_bytes, bool wait,
+                             const Store& store) {
+  cache::Blob claimed = Claim(e, max_bytes, wait);
+  if (claimed == nullptr) return nullptr;
+  int rc = store(claimed->data(), claimed->size());
+  // ENOENT: the kernel has not made the inode yet (the looking-up task does that when it
+  // wakes); the file stays for its reader, which is not a failure.
+  if (rc != 0 && rc != -ENOENT) push_failures_.fetch_add(1, std::memory_order_relaxed);
+  return EndPush(e, claimed, rc == 0) ? claimed : nullptr;
+}
+
+void Prefetcher::Stats(bool hint_available, ReadaheadStats* out) const {
+  out->enabled = options_.enabled;
+  for (int i = 0; i < static_cast<int>(cache::PrefetchPattern::kCount); ++i) {
+    auto pattern = static_cast<cache::PrefetchPattern>(i);
+    out->patterns.emplace_back(cache::PrefetchPatternName(pattern), buffer_.Counters(pattern));
+  }
+  out->runs_detected = detector_.runs_detected();
+  out->jobs_dropped = workers_ != nullptr ? workers_->dropped() : 0;
+  out->hint_available = hint_available;
+  out->hint = hint_.Counters();
+  out->pushed.files = pushed_files_.load(std::memory_order_relaxed);
+  out->pushed.bytes = pushed_bytes_.load(std::memory_order_relaxed);
+  out->pushed.failed = push_failures_.load(std::memory_order_relaxed);
+  out->pushed.skipped = push_skipped_.load(std::memory_order_relaxed);
+  out->buffer_bytes = buffer_.bytes_held();
+  out->buffer_budget = buffer_.budget();
+}
+
+}  // namespace mmfs::fs

@@ -1,0 +1,115 @@
+// Prefetcher: loads files before their reader asks, and hands them over (to the miss loader, or
+// into the kernel's page cache by a push).
+//
+// Three sources of predictions: the access pattern of each reader stream (cache/access_pattern.h:
+// runs of consecutive or strided samples), the hinted order (MNT/.mmfs/hint, hinted_order.h),
+// and the other members of a sample a demand read brought along (PutMember). Jobs run on the
+// prefetch workers; neighbours are read from the origin in one coalesced read (cause: prefetch)
+// or taken from the cluster tier in one multi-get, and held in the prefetch buffer until their
+// reader takes them (counted used) or they are pushed out (wasted).
+//
+// The push (fs/fuse/fuse_ops.cc calls Filesystem::Push right after a LOOKUP reply and at the
+// ioctl Python's open() sends): a prefetched file is claimed, stored into the kernel's page
+// cache by the front-end's `store`, and on success taken as a READ of the whole file would take
+// it. The claim keeps two pushes (or a push and a reader) from serving one copy twice.
+//
+// Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
+// owns the buffer, the detector, the hinted order and the worker threads (stopped first in the
+// destructor, so no job runs against members already gone).
+// Thread-safety: all methods are thread-safe; RunJob runs on the workers. Lock order: none held
+// across rooms (the buffer, the detector and the hint each lock only themselves).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/access_pattern.h"
+#include "cache/hinted_order.h"
+#include "cache/prefetch_buffer.h"
+#include "cache/prefetch_workers.h"
+#include "cache/tier_stack.h"
+#include "fs/core/origin_reader.h"
+#include "fs/core/stats.h"
+#include "fs/format/dataset.h"
+
+namespace mmfs::fs {
+
+struct PrefetcherOptions {
+  bool enabled = true;  // readahead on: patterns and the hint prefetch (members always)
+  int threads = 2;
+  uint64_t buffer_bytes = 64ull << 20;
+  uint64_t max_cached_file_bytes = 64ull << 20;
+  cache::ReadaheadConfig readahead;
+  std::string mountpoint;  // hint lines may be absolute paths under it
+};
+
+class Prefetcher {
+ public:
+  // Stores `size` bytes at `data` as the whole of the file in the kernel's page cache: 0 on
+  // success, -ENOENT when the kernel has no inode for it yet, another -errno otherwise.
+  using Store = std::function<int(const char* data, size_t size)>;
+
+  Prefetcher(const format::Dataset& dataset, OriginReader& origin, cache::TierStack& tiers,
+             PrefetcherOptions options);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+
+  // A READ of `e` at `offset` by `stream` (0: unknown): feeds the stream's pattern and the hint
+  // and queues what they predict.
+  void OnRead(const format::Entry& e, uint64_t offset, uint64_t stream);
+  // A prefetched copy of `key` (taken: counted used; waits for a load in flight), or null.
+  cache::Blob Take(uint64_t key) { return buffer_.Take(key); }
+  // A member of a sample that a demand read loaded with its file: held for its reader unless
+  // the RAM tier has it already.
+  void PutMember(uint64_t key, cache::Blob blob);
+  // The largest file worth prefetching: one the buffer holds next to others.
+  uint64_t FileLimit() const;
+
+  // The hint protocol (hint_channel.h): a new order, its lines (paths), the end of it.
+  void BeginHint();
+  void AddHintLines(const std::vector<std::string>& lines);
+  void EndHint();
+
+  // The push. Claim gives the whole of regular file `e` if it is at most `max_bytes`, loaded,
+  // untaken and unclaimed (with `wait`, another push's claim is waited for); null otherwise,
+  // without I/O. EndPush must follow with the claimed blob; it returns true when the file was
+  // stored and taken from the buffer, so that the caller must treat it as a READ of all of it.
+  cache::Blob Claim(const format::Entry& e, size_t max_bytes, bool wait);
+  bool EndPush(const format::Entry& e, const cache::Blob& claimed, bool stored);
+  // Claim, store, count, EndPush: the blob to treat as read, or null.
+  cache::Blob Push(const format::Entry& e, size_t max_bytes, bool wait, const Store& store);
+
+  // New budget for the buffer (shrinking drops what is held beyond it) and whether to push.
+  void SetBudget(uint64_t buffer_bytes, bool push);
+  uint64_t budget() const { return buffer_.budget(); }
+  // Waits until queued work is done (tests).
+  void Drain();
+  void Stats(bool hint_available, ReadaheadStats* out) const;
+
+ private:
+  // Queues prefetch of `keys` and the other members of their samples.
+  void Submit(const std::vector<uint64_t>& keys, cache::PrefetchPattern pattern);
+  void PredictAndSubmit(const format::Entry& e, uint64_t stream);
+  // On a worker: loads the job's files, neighbours in one read, into the buffer.
+  void RunJob(const cache::PrefetchJob& job);
+
+  const format::Dataset& dataset_;
+  OriginReader& origin_;
+  cache::TierStack& tiers_;
+  const PrefetcherOptions options_;
+  cache::PrefetchBuffer buffer_;
+  cache::AccessPatternDetector detector_;
+  cache::HintedOrder hint_;
+  std::atomic<bool> hint_active_{false};
+  std::atomic<bool> push_allowed_{true};  // off while memory is tight
+  std::atomic<uint64_t> pushed_files_{0}, pushed_bytes_{0}, push_failures_{0}, push_skipped_{0};
+  // Declared last: destroyed first, so no job runs against members already gone.
+  std::unique_ptr<cache::PrefetchWorkers> workers_;
+};
+
+}  // namespace mmfs::fs

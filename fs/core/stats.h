@@ -1,0 +1,116 @@
+// StatsSnapshot: every counter the daemon reports, as one typed value.
+//
+// Each room fills its part (Filesystem::Stats gathers them); `.mmfs/stats` (JSON) and
+// `.mmfs/metrics` (Prometheus text) are two renderings of the same snapshot (stats_format.h),
+// so a counter is added once, here, and rendered by both. The JSON keys are the contract
+// `mmfs stats`, `mmfs warmup`, the tests and bench/*.py read.
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cache/cluster_tier.h"
+#include "cache/hinted_order.h"
+#include "cache/prefetch_buffer.h"
+#include "cache/read_buffer.h"
+#include "cache/tier.h"
+#include "cache/what_if.h"
+#include "fs/core/memory_governor.h"
+#include "fs/core/ranged_reader.h"
+
+namespace mmfs::fs {
+
+struct DatasetStats {
+  std::string path;
+  uint64_t files = 0, directories = 0, samples = 0, bytes = 0, shards = 0;
+};
+
+struct RequestStats {
+  std::string op;  // OpName
+  uint64_t count = 0, errors = 0, p50_us = 0, p99_us = 0;
+};
+
+struct TierStats {
+  std::string name;
+  cache::TierCounters counters;
+};
+
+struct OriginStats {
+  // Shard reads by cause. The JSON's origin.reads/bytes are demand + warm-up (all reads that are
+  // not readahead); readahead.reads/bytes are the prefetch reads.
+  uint64_t demand_reads = 0, demand_bytes = 0;
+  uint64_t prefetch_reads = 0, prefetch_bytes = 0;
+  uint64_t warmup_reads = 0, warmup_bytes = 0;
+  uint64_t errors = 0;     // failed loads (TieredCache's count)
+  uint64_t coalesced = 0;  // misses that waited for another caller's load
+  RangedCounters streamed;
+};
+
+struct PushStats {
+  uint64_t files = 0, bytes = 0, failed = 0, skipped = 0;
+};
+
+struct ReadaheadStats {
+  bool enabled = false;
+  std::vector<std::pair<std::string, cache::PrefetchCounters>> patterns;  // by pattern name
+  uint64_t runs_detected = 0;
+  uint64_t jobs_dropped = 0;
+  bool hint_available = false;
+  cache::HintCounters hint;
+  PushStats pushed;
+  uint64_t buffer_bytes = 0, buffer_budget = 0;
+};
+
+struct WhatIfCurveStats {
+  uint64_t budget = 0;
+  double sampling_rate = 0;
+  uint64_t sampled_reads = 0;
+  uint64_t working_set_bytes = 0;
+  std::vector<cache::WhatIf::Point> points;
+};
+
+struct HistoryPoint {
+  double uptime = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> tiers;  // (hits, lookups) per keyed tier
+};
+
+struct WhatIfStats {
+  WhatIfCurveStats ram;
+  std::optional<WhatIfCurveStats> ssd;  // with an SSD tier
+  std::vector<HistoryPoint> history;
+};
+
+struct WarmupStats {
+  uint64_t requested = 0, done = 0, bytes = 0, skipped = 0, rejected = 0, errors = 0, evicted = 0;
+  std::string last_sync;  // the token of the last `sync` line handled
+};
+
+struct MemoryStats {
+  uint64_t rss_bytes = 0;
+  bool governed = false;  // the rest is set only with a governor
+  MemoryBudget plan;
+  GovernorCounters governor;
+};
+
+struct StatsSnapshot {
+  DatasetStats dataset;
+  double uptime_seconds = 0;
+  std::vector<RequestStats> requests;  // in Op order
+  uint64_t bytes_served = 0;
+  std::vector<TierStats> tiers;        // ram, ssd, cluster
+  cache::ReadBufferCounters read_buffer;
+  OriginStats origin;
+  ReadaheadStats readahead;
+  std::optional<cache::ClusterCounters> cluster;  // with a cluster tier
+  WhatIfStats what_if;
+  WarmupStats warmup;
+  uint64_t checksum_errors = 0, io_errors = 0;
+  MemoryStats memory;
+};
+
+}  // namespace mmfs::fs

@@ -1,0 +1,67 @@
+// Warmup: the daemon's side of `mmfs warmup`. Handles the control protocol's lines
+// (control_protocol.h): loads files into the RAM or SSD tier, evicts them, acknowledges syncs.
+//
+// Loading runs on the warm-up thread, in batches of neighbours (index order is pack order), so
+// warm-up reads the origin in large sequential reads (counted as warm-up origin reads) and
+// inserts straight into the chosen tier, and into the cluster tier for other hosts. The same
+// thread calls `idle_tick` every 10 s while idle (the hit-ratio history of stats --plot), and
+// once at start.
+//
+// Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
+// owns its thread (joined by the destructor, which drops what is still queued).
+// Thread-safety: all methods are thread-safe; HandleLines runs on the control channel's thread.
+// mu_ is not held while loading, nor while calling idle_tick.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cache/tier_stack.h"
+#include "fs/core/origin_reader.h"
+#include "fs/core/stats.h"
+#include "fs/format/dataset.h"
+
+namespace mmfs::fs {
+
+class Warmup {
+ public:
+  Warmup(const format::Dataset& dataset, OriginReader& origin, cache::TierStack& tiers,
+         std::string mountpoint, uint64_t max_cached_file_bytes, std::function<void()> idle_tick);
+  ~Warmup();
+  Warmup(const Warmup&) = delete;
+  Warmup& operator=(const Warmup&) = delete;
+
+  // Lines of the control protocol, in order. Bad lines are logged and skipped.
+  void HandleLines(const std::vector<std::string>& lines);
+  void Stats(WarmupStats* out) const;
+
+ private:
+  void Loop();
+  // Loads one batch into its tiers.
+  void Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& batch);
+
+  const format::Dataset& dataset_;
+  OriginReader& origin_;
+  cache::TierStack& tiers_;
+  const std::string mountpoint_;
+  const uint64_t max_cached_file_bytes_;
+  const std::function<void()> idle_tick_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<uint64_t, cache::CacheTier*>> queue_;  // guarded by mu_
+  bool stop_ = false;                                         // guarded by mu_
+  std::string last_sync_;                                     // guarded by mu_
+  std::atomic<uint64_t> requested_{0}, done_{0}, bytes_{0}, skipped_{0}, rejected_{0},
+      errors_{0}, evicted_{0};
+  std::thread thread_;  // last: started once the members it uses exist
+};
+
+}  // namespace mmfs::fs

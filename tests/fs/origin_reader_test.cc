@@ -1,0 +1,150 @@
+// The origin's error path, through the I/O seam (fs/core/origin_io.h): a shard read that fails
+// or comes back short is an error for the reader that asked (EIO at the FUSE layer), counted in
+// errors.io, never served, never cached; readahead's failed reads are nobody's error.
+#include "fs/core/origin_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+#include "cache/tier_stack.h"
+#include "fs/core/filesystem.h"
+#include "fs/fuse/errno_map.h"
+#include "tests/pack_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::fs {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+// Passes reads through to the dataset until told to fail them or cut them short.
+class FaultyIo final : public OriginIo {
+ public:
+  enum class Mode { kPass, kEio, kShort };
+  explicit FaultyIo(const format::Dataset& dataset) : real_(NewDatasetIo(dataset)) {}
+  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len) override {
+    ++calls;
+    switch (mode.load()) {
+      case Mode::kPass: return real_->ReadSpan(shard, offset, len);
+      case Mode::kEio: return Status::FromErrno(EIO, "pread shard-00000.mdb");
+      case Mode::kShort: {
+        MMFS_ASSIGN_OR_RETURN(OriginBytes all, real_->ReadSpan(shard, offset, len));
+        return OriginBytes(std::string(all.data(), all.size() / 2));
+      }
+    }
+    return Status::IoError("unreachable");
+  }
+  std::atomic<Mode> mode{Mode::kPass};
+  std::atomic<int> calls{0};
+
+ private:
+  std::unique_ptr<OriginIo> real_;
+};
+
+class OriginReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 8; ++i) {
+      WriteFile(tmp_ / ("src/d/" + std::to_string(100 + i) + ".txt"), std::string(100 + i, 'a' + i));
+    }
+    ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "ds").ok());
+    auto ds = format::Dataset::Open(tmp_ / "ds");
+    ASSERT_TRUE(ds.ok());
+    dataset_ = std::move(ds).value();
+  }
+  format::Entry File(int i) {
+    auto d = dataset_->LookupChild(*dataset_->GetEntry(0), "d");
+    return *dataset_->LookupChild(*d, std::to_string(100 + i) + ".txt");
+  }
+  TempDir tmp_;
+  std::unique_ptr<format::Dataset> dataset_;
+  Metrics metrics_;
+};
+
+TEST_F(OriginReaderTest, FailedAndShortReadsAreIoErrorsCountedAndNeverServed) {
+  auto io = std::make_unique<FaultyIo>(*dataset_);
+  FaultyIo* faults = io.get();
+  OriginReader origin(*dataset_, metrics_, OriginReaderOptions{}, std::move(io));
+  auto noop = [](const format::Entry&, cache::Blob) {};
+  const format::Entry e = File(0);
+
+  faults->mode = FaultyIo::Mode::kEio;
+  auto r = origin.LoadSample(e, {e}, noop);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(ToErrno(r.status()), EIO);
+  EXPECT_EQ(metrics_.io_errors.load(), 1u);
+
+  faults->mode = FaultyIo::Mode::kShort;
+  r = origin.LoadSample(e, {e}, noop);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+  EXPECT_NE(r.status().message().find("short read"), std::string::npos) << r.status().message();
+  EXPECT_EQ(metrics_.io_errors.load(), 2u);
+  EXPECT_EQ(metrics_.checksum_failures.load(), 0u);
+  EXPECT_EQ(origin.Counters(ReadCause::kDemand).reads, 0u) << "failed reads are not counted as reads";
+
+  // Readahead's failures are not a reader's: no file found, nothing counted.
+  int found = 0;
+  origin.ReadCoalesced({File(1), File(2)}, ReadCause::kPrefetch,
+                       [&](const format::Entry&, cache::Blob) { ++found; });
+  EXPECT_EQ(found, 0);
+  EXPECT_EQ(metrics_.io_errors.load(), 2u);
+
+  faults->mode = FaultyIo::Mode::kPass;
+  r = origin.LoadSample(e, {e}, noop);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(**r, std::string(100, 'a'));
+  EXPECT_EQ(origin.Counters(ReadCause::kDemand).reads, 1u);
+  EXPECT_EQ(origin.Counters(ReadCause::kDemand).bytes, 100u);
+}
+
+TEST_F(OriginReaderTest, CoalescedReadsCountByCauseAndCheckEveryFile) {
+  OriginReader origin(*dataset_, metrics_, OriginReaderOptions{});
+  std::vector<format::Entry> all;
+  for (int i = 0; i < 8; ++i) all.push_back(File(i));
+  int found = 0;
+  origin.ReadCoalesced(all, ReadCause::kWarmup, [&](const format::Entry& e, cache::Blob b) {
+    EXPECT_EQ(b->size(), e.size());
+    ++found;
+  });
+  EXPECT_EQ(found, 8);
+  EXPECT_EQ(origin.Counters(ReadCause::kWarmup).reads, 1u) << "neighbours in one read";
+  EXPECT_EQ(origin.Counters(ReadCause::kPrefetch).reads, 0u);
+  EXPECT_EQ(origin.Counters(ReadCause::kDemand).reads, 0u);
+}
+
+TEST_F(OriginReaderTest, AReadThatFailsAtTheOriginIsEioInStatsAndNotCached) {
+  auto io = std::make_unique<FaultyIo>(*dataset_);
+  FaultyIo* faults = io.get();
+  FilesystemOptions options;
+  options.readahead = false;
+  auto tiers = std::make_unique<cache::TierStack>(options.ram_cache_bytes, 16, nullptr, nullptr);
+  Filesystem fs(std::move(dataset_), options, std::move(tiers), std::move(io));
+  auto dir = fs.Lookup(kRootIno, "d");
+  ASSERT_TRUE(dir.ok());
+  auto file = fs.Lookup(dir->ino, "103.txt");
+  ASSERT_TRUE(file.ok());
+  faults->mode = FaultyIo::Mode::kEio;
+  auto r = fs.Read(file->ino, 0, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(ToErrno(r.status()), EIO);
+  auto j = nlohmann::json::parse(fs.StatsJson());
+  EXPECT_EQ(j["errors"]["io"], 1) << j.dump(2);
+  EXPECT_EQ(j["requests"]["read"]["errors"], 1);
+  EXPECT_EQ(j["origin"]["errors"], 1);
+  EXPECT_EQ(fs.Stats().tiers[0].counters.entries, 0u) << "a failed load is not cached";
+  // The origin recovers: the same file reads right, from the origin.
+  faults->mode = FaultyIo::Mode::kPass;
+  r = fs.Read(file->ino, 0, 4096);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::string(r->data, r->size), std::string(103, 'd'));
+  EXPECT_EQ(fs.Stats().origin.demand_reads, 1u);
+}
+
+}  // namespace
+}  // namespace mmfs::fs
