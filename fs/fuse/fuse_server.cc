@@ -18,6 +18,7 @@
 #include "fs/base/file_util.h"
 #include "fs/base/mount_table.h"
 #include "fs/core/hint_channel.h"
+#include "fs/fuse/unmount.h"
 
 namespace mmfs::fs {
 
@@ -130,18 +131,9 @@ void FuseServer::Detach() {
     front_->Detach();  // root: no helper needed
     return;
   }
-  if (::umount2(options_.mountpoint.c_str(), MNT_DETACH) == 0) return;
-  // Not root: the setuid helper can detach it for us.
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execlp("fusermount3", "fusermount3", "-u", "-z", options_.mountpoint.c_str(),
-             static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    spdlog::warn("cannot detach {}; stopping the daemon", options_.mountpoint);
+  Status s = DetachMount(options_.mountpoint);  // lazily; fusermount3 when not root
+  if (!s.ok()) {
+    spdlog::warn("cannot detach {} ({}); stopping the daemon", options_.mountpoint, s.message());
     fuse_session_exit(session_);
   }
 }
@@ -166,7 +158,7 @@ void FuseServer::WaitReady(const std::function<void(const Status&)>& on_ready) {
   auto fail = [&](const Status& s) {
     start_failed_.store(true);
     if (front_ != nullptr) {
-      ::umount2(FuseMountpoint().c_str(), MNT_DETACH);  // the overlay is not up
+      (void)DetachMount(FuseMountpoint());  // the overlay is not up: only the FUSE mount
     } else {
       Detach();
     }

@@ -57,7 +57,7 @@ class FuseServer {
   void WaitReady(const std::function<void(const Status&)>& on_ready);
   Status InstallSignalHandlers();
   void WatchSignals();  // on its own thread while Serve runs
-  // Detaches the mount lazily (umount2 as root, else fusermount3 -u -z); the session ends when
+  // Detaches the mount lazily (DetachMount, fs/fuse/unmount.h); the session ends when
   // the last open file is closed.
   void Detach();
 

@@ -9,7 +9,6 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -39,6 +38,7 @@
 #include "fs/core/memory_governor.h"
 #include "fs/format/dataset.h"
 #include "fs/fuse/fuse_server.h"
+#include "fs/fuse/unmount.h"
 #include "tools/mmfs/commands.h"
 
 namespace mmfs::cli {
@@ -203,20 +203,12 @@ void PlanMemory(const format::Dataset& dataset, ParsedOptions* opts) {
 // A FUSE mount whose daemon died answers ENOTCONN; detach it so the new mount can take its
 // place (what a restart after `kill -9` or a crash needs).
 Status RecoverStaleMount(const std::string& mnt) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int devnull = ::open("/dev/null", O_RDWR);
-    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
-    ::execlp("fusermount3", "fusermount3", "-u", "-z", mnt.c_str(), nullptr);
-    ::_exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    if (::umount2(mnt.c_str(), MNT_DETACH) != 0) {
-      return Status::IoError(mnt + " has a stale FUSE mount whose daemon died, and it could not "
-                             "be detached; run 'mmfs umount -z " + mnt + "'");
-    }
+  // The helper's complaints are expected here (it is tried as a fallback): keep them quiet.
+  fs::DetachOptions detach;
+  detach.quiet = true;
+  if (!fs::DetachMount(mnt, detach).ok()) {
+    return Status::IoError(mnt + " has a stale FUSE mount whose daemon died, and it could not "
+                           "be detached; run 'mmfs umount -z " + mnt + "'");
   }
   std::fprintf(stderr, "mmfs: detached a stale mount at %s (its daemon had died)\n", mnt.c_str());
   return Status::Ok();
@@ -509,43 +501,25 @@ int RunUmount(const UmountArgs& args) {
   // and unmounts the FUSE mount under it. The mount table, not statfs, says so: a stale overlay
   // (its daemon killed) answers statfs with ENOTCONN.
   auto mount = FindMount(AbsolutePath(args.mountpoint));
-  if (mount && mount->fs_type == "overlay") {
-    if (::umount2(args.mountpoint.c_str(), args.lazy ? MNT_DETACH : 0) == 0) {
+  bool overlay = mount && mount->fs_type == "overlay";
+  fs::DetachOptions detach;
+  detach.lazy = args.lazy;
+  detach.fuse_helper = !overlay;  // fusermount3 unmounts FUSE mounts only
+  Status s = fs::DetachMount(args.mountpoint, detach);
+  if (s.ok()) {
+    if (overlay) {
       // If its daemon was killed, what it left under /run/mmfs goes too.
       const std::string run_dir = fs::HintChannel::DefaultParentDir();
       fs::OverlayFront::RemoveStale(run_dir);
       fs::HintChannel::RemoveStale(run_dir);
-      return 0;
     }
-    int err = errno;
-    PrintError("could not unmount " + args.mountpoint + ": " + std::strerror(err) +
-               (err == EBUSY ? " (files still open? try 'mmfs umount -z')" : ""));
-    return 1;
+    return 0;
   }
-  std::vector<std::string> argv = {"fusermount3", "-u"};
-  if (args.lazy) argv.push_back("-z");
-  argv.push_back(args.mountpoint);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    ::execvp("fusermount3", cargv.data());
-    std::fprintf(stderr, "mmfs: error: cannot run fusermount3: %s (install the fuse3 package)\n",
-                 std::strerror(errno));
-    ::_exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) < 0) {
-    PrintError(std::string("fork: ") + std::strerror(errno));
-    return 1;
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    PrintError("could not unmount " + args.mountpoint +
-               (args.lazy ? "" : " (files still open? try 'mmfs umount -z')"));
-    return 1;
-  }
-  return 0;
+  int err = s.sys_errno();
+  PrintError("could not unmount " + args.mountpoint + ": " + s.message() +
+             (err == EBUSY || (!overlay && !args.lazy) ? " (files still open? try 'mmfs umount -z')"
+                                                        : ""));
+  return 1;
 }
 
 }  // namespace mmfs::cli
