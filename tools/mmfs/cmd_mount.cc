@@ -40,6 +40,7 @@
 #include "fs/fuse/fuse_server.h"
 #include "fs/fuse/unmount.h"
 #include "tools/mmfs/commands.h"
+#include "tools/mmfs/mount_options.h"
 
 namespace mmfs::cli {
 
@@ -55,125 +56,11 @@ std::string AbsolutePath(const std::string& path) {
   return out;
 }
 
-struct ParsedOptions {
-  fs::FilesystemOptions fs;
-  std::string cache_dir;
-  uint64_t ssd_cache_bytes = 0;  // 0: automatic
-  fs::MountOptions mount;
-  fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
-  bool nonempty = false;
-  bool hint = true;
-  bool push = true;
-  std::vector<std::string> cluster_servers;  // empty: no cluster tier
-  std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
-  // The memory the daemon may use and how it is split (fs/base/memory_budget.h); no limit when
-  // it could not be read (no governor then).
-  std::optional<MemoryLimit> memory_limit;
-  MemoryBudget memory_budget;
-};
-
-// An on|off option's value; `name` is how the user spelled the option, for the error.
-Result<bool> ParseOnOff(std::string_view name, const std::string& value) {
-  if (value == "on") return true;
-  if (value == "off") return false;
-  return Status::InvalidArgument(std::string(name) + " must be on or off, not '" + value + "'");
-}
-
-Status ParseOptions(const MountArgs& args, ParsedOptions* out) {
-  std::vector<std::string> items;
-  for (const std::string& group : args.options) {
-    size_t start = 0;
-    while (start <= group.size()) {
-      size_t comma = group.find(',', start);
-      if (comma == std::string::npos) comma = group.size();
-      if (comma > start) items.push_back(group.substr(start, comma - start));
-      start = comma + 1;
-    }
-  }
-  bool in_cluster_list = false;
-  for (const std::string& item : items) {
-    size_t eq = item.find('=');
-    if (eq != std::string::npos) in_cluster_list = false;
-    std::string key = item.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "ram_cache") {
-      MMFS_ASSIGN_OR_RETURN(out->ram_cache, ParseSize(value));
-    } else if (key == "cache_dir") {
-      out->cache_dir = value;
-    } else if (key == "ssd_cache") {
-      MMFS_ASSIGN_OR_RETURN(out->ssd_cache_bytes, ParseSize(value));
-    } else if (key == "threads") {
-      out->mount.max_threads = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
-      if (out->mount.max_threads == 0) return Status::InvalidArgument("threads must be >= 1");
-    } else if (key == "read_ahead_kb") {
-      out->mount.read_ahead_kb = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
-    } else if (key == "readdirplus") {
-      if (value == "off") {
-        out->readdirplus = fs::ReaddirPlus::kOff;
-      } else if (value == "auto") {
-        out->readdirplus = fs::ReaddirPlus::kAuto;
-      } else if (value == "always") {
-        out->readdirplus = fs::ReaddirPlus::kAlways;
-      } else {
-        return Status::InvalidArgument("readdirplus must be off, auto or always");
-      }
-    } else if (key == "readahead") {
-      MMFS_ASSIGN_OR_RETURN(out->fs.readahead, ParseOnOff(key, value));
-    } else if (key == "cluster_cache") {
-      MMFS_ASSIGN_OR_RETURN(out->cluster_servers, cache::ClusterTier::ParseServers(value));
-      in_cluster_list = true;
-      continue;
-    } else if (in_cluster_list && eq == std::string::npos &&
-               cache::ClusterTier::ParseServers(item).ok()) {
-      // -o cluster_cache=a:11211,b:11211: the servers after the first arrive as items.
-      out->cluster_servers.push_back(item);
-      continue;
-    } else if (key == "hint") {
-      MMFS_ASSIGN_OR_RETURN(out->hint, ParseOnOff(key, value));
-    } else if (key == "direct") {
-      MMFS_ASSIGN_OR_RETURN(out->fs.direct_reads, ParseOnOff(key, value));
-    } else if (key == "push") {
-      MMFS_ASSIGN_OR_RETURN(out->push, ParseOnOff(key, value));
-    } else if (key == "nonempty") {
-      out->nonempty = true;
-    } else if (key == "overlay") {
-      out->mount.overlay_front = true;
-    } else if (key == "rw") {
-      return Status::InvalidArgument("mmfs mounts are read-only; drop the 'rw' option");
-    } else if (key == "ro" || key == "defaults" || key == "noauto" || key == "auto" ||
-               key == "_netdev" || key == "nofail" || key == "user" || key == "users") {
-      // fstab words that mean nothing to the daemon.
-    } else {
-      out->mount.fuse_options.push_back(item);  // allow_other, auto_unmount, nodev, ...
-    }
-  }
-  if (!args.ram_cache.empty()) {
-    MMFS_ASSIGN_OR_RETURN(out->ram_cache, ParseSize(args.ram_cache));
-  }
-  if (!args.cache_dir.empty()) out->cache_dir = args.cache_dir;
-  if (!args.ssd_cache.empty()) {
-    MMFS_ASSIGN_OR_RETURN(out->ssd_cache_bytes, ParseSize(args.ssd_cache));
-  }
-  if (!out->cache_dir.empty()) {
-    std::error_code ec;
-    out->cache_dir = std::filesystem::absolute(out->cache_dir, ec).lexically_normal().string();
-  }
-  if (!args.cluster_cache.empty()) {
-    MMFS_ASSIGN_OR_RETURN(out->cluster_servers, cache::ClusterTier::ParseServers(args.cluster_cache));
-  }
-  if (args.threads > 0) out->mount.max_threads = args.threads;
-  if (args.overlay) out->mount.overlay_front = true;
-  if (!args.readahead.empty()) {
-    MMFS_ASSIGN_OR_RETURN(out->fs.readahead, ParseOnOff("--readahead", args.readahead));
-  }
-  return Status::Ok();
-}
-
 // The memory budget: the limit (physical or the memory cgroup's), what the daemon needs
 // besides its RAM tier and what others under the same limit use now; the RAM tier and the
 // buffers are sized within it (fs/base/memory_budget.h). Without a readable limit, the old
 // default: 1/8 of physical memory, 64 MiB to 8 GiB.
-void PlanMemory(const format::Dataset& dataset, ParsedOptions* opts) {
+void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   auto limit = ReadMemoryLimit("/");
   if (!limit.ok()) {
     std::fprintf(stderr, "mmfs: warning: %s; memory budget not checked\n",
@@ -287,7 +174,7 @@ void RaiseFileLimit() {
 }
 
 // Runs the mount; `report` receives "ready" or an error message exactly once.
-int Serve(ParsedOptions& opts, std::unique_ptr<format::Dataset> dataset,
+int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
           const std::function<void(const std::string&)>& report) {
   RaiseFileLimit();
   std::string dataset_dir = dataset->dir();
@@ -405,16 +292,16 @@ int RunMount(const MountArgs& in) {
   args.dataset = AbsolutePath(args.dataset);
   args.mountpoint = AbsolutePath(args.mountpoint);
 
-  ParsedOptions opts;
-  Status s = ParseOptions(args, &opts);
-  if (!s.ok()) {
-    PrintError("-o: " + s.message());
+  auto parsed = ParseMountOptions(args);
+  if (!parsed.ok()) {
+    PrintError("-o: " + parsed.status().message());
     return 2;
   }
+  ParsedMountOptions opts = std::move(parsed).value();
   opts.mount.mountpoint = args.mountpoint;
   opts.mount.fsname = "mmfs:" + args.dataset;
   opts.mount.debug = args.debug;
-  s = CheckMountpoint(args.mountpoint, opts.nonempty);
+  Status s = CheckMountpoint(args.mountpoint, opts.nonempty);
   if (!s.ok()) {
     PrintError(s.message());
     return 1;

@@ -1,0 +1,161 @@
+// ParseMountOptions: -o lists and the long options of `mmfs mount`, parsed without a mount.
+#include "tools/mmfs/mount_options.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mmfs::cli {
+namespace {
+
+MountArgs WithOptions(std::vector<std::string> options) {
+  MountArgs args;
+  args.dataset = "/data/train.mmfs";
+  args.mountpoint = "/mnt/train";
+  args.options = std::move(options);
+  return args;
+}
+
+TEST(MountOptionsTest, DefaultsWithNoOptions) {
+  auto parsed = ParseMountOptions(WithOptions({}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ParsedMountOptions defaults;
+  EXPECT_EQ(parsed->mount.max_threads, defaults.mount.max_threads);
+  EXPECT_EQ(parsed->mount.read_ahead_kb, defaults.mount.read_ahead_kb);
+  EXPECT_FALSE(parsed->mount.overlay_front);
+  EXPECT_TRUE(parsed->mount.fuse_options.empty());
+  EXPECT_EQ(parsed->readdirplus, fs::ReaddirPlus::kOff);
+  EXPECT_TRUE(parsed->hint);
+  EXPECT_TRUE(parsed->push);
+  EXPECT_FALSE(parsed->nonempty);
+  EXPECT_FALSE(parsed->ram_cache.has_value());
+  EXPECT_TRUE(parsed->cache_dir.empty());
+  EXPECT_EQ(parsed->ssd_cache_bytes, 0u);
+  EXPECT_TRUE(parsed->cluster_servers.empty());
+  EXPECT_EQ(parsed->fs.readahead, defaults.fs.readahead);
+  EXPECT_EQ(parsed->fs.direct_reads, defaults.fs.direct_reads);
+}
+
+TEST(MountOptionsTest, OnOffValues) {
+  auto on = ParseMountOptions(WithOptions({"readahead=on,hint=on,direct=on,push=on"}));
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->fs.readahead);
+  EXPECT_TRUE(on->hint);
+  EXPECT_TRUE(on->fs.direct_reads);
+  EXPECT_TRUE(on->push);
+  auto off = ParseMountOptions(WithOptions({"readahead=off", "hint=off,direct=off", "push=off"}));
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->fs.readahead);
+  EXPECT_FALSE(off->hint);
+  EXPECT_FALSE(off->fs.direct_reads);
+  EXPECT_FALSE(off->push);
+}
+
+TEST(MountOptionsTest, BadOnOffValueNamesTheOptionAndTheValue) {
+  for (const std::string key : {"readahead", "hint", "direct", "push"}) {
+    auto parsed = ParseMountOptions(WithOptions({key + "=maybe"}));
+    ASSERT_FALSE(parsed.ok()) << key;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message(), key + " must be on or off, not 'maybe'");
+  }
+  MountArgs args = WithOptions({});
+  args.readahead = "yes";
+  auto parsed = ParseMountOptions(args);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "--readahead must be on or off, not 'yes'");
+}
+
+TEST(MountOptionsTest, Sizes) {
+  auto parsed = ParseMountOptions(WithOptions({"ram_cache=64M,ssd_cache=2G"}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->ram_cache, 64ull << 20);
+  EXPECT_EQ(parsed->ssd_cache_bytes, 2ull << 30);
+
+  // The long options override -o.
+  MountArgs args = WithOptions({"ram_cache=64M,ssd_cache=2G"});
+  args.ram_cache = "1G";
+  args.ssd_cache = "512K";
+  parsed = ParseMountOptions(args);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->ram_cache, 1ull << 30);
+  EXPECT_EQ(parsed->ssd_cache_bytes, 512ull << 10);
+
+  auto bad = ParseMountOptions(WithOptions({"ram_cache=lots"}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'lots'"), std::string::npos) << bad.status().message();
+  bad = ParseMountOptions(WithOptions({"ssd_cache=3Q"}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'3Q'"), std::string::npos) << bad.status().message();
+}
+
+TEST(MountOptionsTest, ThreadsAndReadAhead) {
+  auto parsed = ParseMountOptions(WithOptions({"threads=4,read_ahead_kb=0"}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->mount.max_threads, 4u);
+  EXPECT_EQ(parsed->mount.read_ahead_kb, 0u);
+  MountArgs args = WithOptions({"threads=4"});
+  args.threads = 9;
+  parsed = ParseMountOptions(args);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->mount.max_threads, 9u);
+  auto bad = ParseMountOptions(WithOptions({"threads=0"}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "threads must be >= 1");
+}
+
+TEST(MountOptionsTest, ReaddirPlus) {
+  EXPECT_EQ(ParseMountOptions(WithOptions({"readdirplus=auto"}))->readdirplus,
+            fs::ReaddirPlus::kAuto);
+  EXPECT_EQ(ParseMountOptions(WithOptions({"readdirplus=always"}))->readdirplus,
+            fs::ReaddirPlus::kAlways);
+  EXPECT_EQ(ParseMountOptions(WithOptions({"readdirplus=off"}))->readdirplus,
+            fs::ReaddirPlus::kOff);
+  auto bad = ParseMountOptions(WithOptions({"readdirplus=sometimes"}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "readdirplus must be off, auto or always");
+}
+
+TEST(MountOptionsTest, ClusterServersAcrossCommaItems) {
+  // -o cluster_cache=a:11211,b:11211 arrives as two items; the second is still a server.
+  auto parsed = ParseMountOptions(WithOptions({"cluster_cache=a:11211,b:11211,allow_other"}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->cluster_servers, (std::vector<std::string>{"a:11211", "b:11211"}));
+  EXPECT_EQ(parsed->mount.fuse_options, (std::vector<std::string>{"allow_other"}));
+  auto bad = ParseMountOptions(WithOptions({"cluster_cache=nohostport"}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nohostport"), std::string::npos);
+}
+
+TEST(MountOptionsTest, UnknownWordsGoToLibfuseAndFstabWordsAreIgnored) {
+  auto parsed = ParseMountOptions(
+      WithOptions({"ro,defaults,noauto,_netdev,nofail,user,users,allow_other,auto_unmount"}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->mount.fuse_options,
+            (std::vector<std::string>{"allow_other", "auto_unmount"}));
+}
+
+TEST(MountOptionsTest, ReadWriteIsRefused) {
+  auto parsed = ParseMountOptions(WithOptions({"ro", "rw"}));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message(), "mmfs mounts are read-only; drop the 'rw' option");
+}
+
+TEST(MountOptionsTest, FlagsAndCacheDirMadeAbsolute) {
+  auto parsed = ParseMountOptions(WithOptions({"nonempty,overlay,cache_dir=rel/dir/"}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_TRUE(parsed->nonempty);
+  EXPECT_TRUE(parsed->mount.overlay_front);
+  EXPECT_TRUE(std::filesystem::path(parsed->cache_dir).is_absolute()) << parsed->cache_dir;
+  MountArgs args = WithOptions({"cache_dir=/a"});
+  args.cache_dir = "/b/./c";
+  parsed = ParseMountOptions(args);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->cache_dir, "/b/c");
+}
+
+}  // namespace
+}  // namespace mmfs::cli
