@@ -402,10 +402,12 @@ int RunUmount(const UmountArgs& args) {
     }
     return 0;
   }
+  // The hint fits a busy mount: umount2's EBUSY, or a refusal by fusermount3 (no errno kept)
+  // without -z. Not "not a mount point" (EINVAL) and the like.
   int err = s.sys_errno();
+  bool maybe_busy = err == EBUSY || (err == 0 && !overlay && !args.lazy);
   PrintError("could not unmount " + args.mountpoint + ": " + s.message() +
-             (err == EBUSY || (!overlay && !args.lazy) ? " (files still open? try 'mmfs umount -z')"
-                                                        : ""));
+             (maybe_busy ? " (files still open? try 'mmfs umount -z')" : ""));
   return 1;
 }
 
