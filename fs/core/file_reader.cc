@@ -104,6 +104,38 @@ Result<ReadData> FileReader::Read(const format::Entry& e, uint64_t offset, size_
   return serve(std::move(blob).value(), 0);
 }
 
+Result<ReadData> FileReader::ReadKeyed(cache::CacheKey key, uint64_t file_size, uint64_t offset,
+                                       size_t size, const cache::TieredCache::Loader& load) {
+  ReadData out;
+  if (offset >= file_size || size == 0) return out;
+  size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+  auto serve = [&](cache::Blob blob, uint64_t base) {
+    out.data = blob->data() + (offset - base);
+    out.size = len;
+    out.owner = std::move(blob);
+    return out;
+  };
+  cache::ReadBuffer& read_buffer = origin_.read_buffer();
+  if (auto span = read_buffer.Find(key, offset, len)) return serve(std::move(span->blob), span->base);
+  cache::ClusterTier* cluster = tiers_.cluster();
+  auto blob = tiers_.cache().Get(key, [&]() -> Result<cache::Blob> {
+    if (cluster != nullptr) {
+      auto found = cluster->LookupMany({key});
+      if (auto it = found.find(key); it != found.end() && it->second != nullptr &&
+                                     it->second->size() == file_size) {
+        return it->second;
+      }
+    }
+    auto loaded = load();
+    if (loaded.ok() && cluster != nullptr) cluster->Insert(key, *loaded);  // for other hosts
+    return loaded;
+  });
+  if (!blob.ok()) return blob.status();
+  if ((*blob)->size() != file_size) return Status::Corruption("cached copy has the wrong size");
+  if (len < file_size && !tiers_.ram().Contains(key)) read_buffer.Put(key, 0, *blob);
+  return serve(std::move(blob).value(), 0);
+}
+
 void FileReader::SetMemoryTargets(const MemoryTargets& t) {
   cache::ReadBuffer& read_buffer = origin_.read_buffer();
   const bool shrinking = t.ram_cache_bytes < tiers_.ram().Counters().bytes_budget ||

@@ -40,6 +40,12 @@ class FileReader {
   // already at hand (pushed), used instead of loading on a miss.
   Result<ReadData> Read(const format::Entry& e, uint64_t offset, size_t size,
                         cache::Blob known = nullptr);
+  // [offset, offset + size) of a file of `file_size` bytes cached under `key` (a view's resized
+  // file, view_namespace.h): read buffer, then RAM/SSD, then the cluster tier, then `load`, which
+  // must return the whole file, checked. Loaded whole whatever its size (a view's files are
+  // small); no what-if accounting, no prefetched copy.
+  Result<ReadData> ReadKeyed(cache::CacheKey key, uint64_t file_size, uint64_t offset, size_t size,
+                             const cache::TieredCache::Loader& load);
   // The memory governor's targets: RAM tier, prefetch and read buffers, the push.
   void SetMemoryTargets(const MemoryTargets& targets);
   // "ram", "ssd", "ram,ssd" or "none" (user.mmfs.resident).

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <fstream>
 
+#include <spdlog/spdlog.h>
+
 #include "cache/tier_stack.h"
 #include "fs/base/file_util.h"
 #include "fs/core/control_dir.h"
@@ -14,6 +16,7 @@
 #include "fs/core/origin_reader.h"
 #include "fs/core/prefetcher.h"
 #include "fs/core/stats_format.h"
+#include "fs/core/view_namespace.h"
 #include "fs/core/warmup.h"
 
 namespace mmfs::fs {
@@ -66,7 +69,15 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   warmup_ = std::make_unique<Warmup>(*dataset_, *origin_, *tiers_, options_.mountpoint,
                                      options_.max_cached_file_bytes,
                                      [this] { reader_->RecordHistory(); });
-  control_ = std::make_unique<ControlDir>(dataset_->entry_count() + 1, [this](ControlDir::File f) {
+  format::ViewSet view_set = format::ViewSet::Open(*dataset_);
+  for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
+  views_ = std::make_unique<ViewNamespace>(
+      *dataset_, std::move(view_set), options_.root_view, *reader_, *origin_,
+      [this](const format::Entry& e, uint64_t offset, size_t size, uint64_t stream) {
+        return ReadFile(e, offset, size, stream);
+      });
+  // Control inodes above every view's range (view_namespace.h).
+  control_ = std::make_unique<ControlDir>(views_->end_ino(), [this](ControlDir::File f) {
     return f == ControlDir::File::kMetrics ? StatsPrometheus(Stats()) : StatsJsonText(Stats());
   });
   control_->SetHintTarget(options_.hint_target);
@@ -120,9 +131,12 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   OpTimer timer(metrics_, Op::kLookup);
   if (parent == kRootIno) {
     if (auto a = control_->LookupInRoot(name)) return *a;
+    if (auto a = views_->LookupInRoot(name)) return *a;
   }
   Result<Attr> result = Status::Ok();
-  if (control_->Owns(parent)) {
+  if (views_->Owns(parent)) {
+    result = views_->Lookup(parent, name);
+  } else if (control_->Owns(parent)) {
     result = parent == control_->dir_ino() ? control_->Lookup(name)
                                            : Status::NotADirectory("not a directory");
   } else if (auto dir = EntryForIno(parent); !dir.ok()) {
@@ -141,8 +155,10 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
 
 Result<Attr> Filesystem::GetAttr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kGetattr);
-  Result<Attr> result = control_->Owns(ino) ? control_->GetAttr(ino) : Result<Attr>(Attr{});
-  if (!control_->Owns(ino)) {
+  Result<Attr> result = control_->Owns(ino) ? control_->GetAttr(ino)
+                        : views_->Owns(ino)  ? views_->GetAttr(ino)
+                                             : Result<Attr>(Attr{});
+  if (!control_->Owns(ino) && !views_->Owns(ino)) {
     auto e = EntryForIno(ino);
     result = e.ok() ? Result<Attr>(EntryAttr(*e)) : origin_->CountError(e.status());
   }
@@ -155,6 +171,11 @@ Status Filesystem::ReadDir(
     const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit) {
   OpTimer timer(metrics_, Op::kReaddir);
   if (ino == control_->dir_ino()) return control_->ReadDir(offset, emit);
+  if (views_->Owns(ino)) {
+    Status s = views_->ReadDir(ino, offset, emit);
+    if (!s.ok()) timer.Fail();
+    return s;
+  }
   auto dir = EntryForIno(ino);
   if (!dir.ok()) {
     timer.Fail();
@@ -195,6 +216,8 @@ Status Filesystem::Open(uint64_t ino, int flags) {
     s = Status::ReadOnly("mmfs mounts are read-only");
   } else if (control_->Owns(ino)) {
     s = control_->GetAttr(ino).status();
+  } else if (views_->Owns(ino)) {
+    s = views_->GetAttr(ino).status();
   } else if (auto e = EntryForIno(ino); !e.ok()) {
     s = origin_->CountError(e.status());
   }
@@ -207,6 +230,9 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
   Result<ReadData> result = ReadData{};
   if (control_->Owns(ino)) {
     result = control_->Read(ino, offset, size);
+  } else if (views_->Owns(ino)) {
+    result = views_->Read(ino, offset, size, stream);
+    if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
   } else if (auto e = EntryForIno(ino); !e.ok()) {
     result = origin_->CountError(e.status());
   } else if (!e->is_regular()) {
@@ -228,7 +254,8 @@ Result<ReadData> Filesystem::ReadFile(const format::Entry& e, uint64_t offset, s
 
 void Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
                       const std::function<int(const char*, size_t)>& store) {
-  if (control_->Owns(ino)) return;
+  // No push for view files: a view inode must never receive its original's bytes.
+  if (control_->Owns(ino) || views_->Owns(ino)) return;
   auto e = EntryForIno(ino);
   if (!e.ok()) return;
   if (auto taken = prefetcher_->Push(*e, max_bytes, wait, store)) {
@@ -238,7 +265,7 @@ void Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait
 
 Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, bool wait) {
   ReadData out;
-  if (control_->Owns(ino)) return out;
+  if (control_->Owns(ino) || views_->Owns(ino)) return out;
   auto e = EntryForIno(ino);
   if (!e.ok()) return out;
   out.owner = prefetcher_->Claim(*e, max_bytes, wait);
@@ -250,6 +277,7 @@ Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, boo
 
 void Filesystem::EndPush(uint64_t ino, uint64_t stream, std::shared_ptr<const std::string> claimed,
                          bool stored) {
+  if (views_->Owns(ino)) return;
   auto e = EntryForIno(ino);
   if (!e.ok()) return;
   if (prefetcher_->EndPush(*e, claimed, stored)) {
@@ -262,6 +290,8 @@ Result<std::string> Filesystem::ReadLink(uint64_t ino) {
   Result<std::string> result = std::string();
   if (control_->Owns(ino)) {
     result = control_->ReadLink(ino);
+  } else if (views_->Owns(ino)) {
+    result = views_->ReadLink(ino);
   } else if (auto e = EntryForIno(ino); !e.ok()) {
     result = origin_->CountError(e.status());
   } else if (auto target = dataset_->LinkTarget(*e); !target.ok()) {
@@ -283,7 +313,8 @@ StatFsInfo Filesystem::StatFs() {
 
 Result<std::optional<std::string>> Filesystem::GetXattr(uint64_t ino, std::string_view name) {
   OpTimer timer(metrics_, Op::kGetxattr);
-  if (control_->Owns(ino)) return std::optional<std::string>();
+  // The base's attributes describe the original bytes: not offered on view files.
+  if (control_->Owns(ino) || views_->Owns(ino)) return std::optional<std::string>();
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
@@ -307,7 +338,7 @@ Result<std::optional<std::string>> Filesystem::GetXattr(uint64_t ino, std::strin
 Result<std::vector<std::string>> Filesystem::ListXattr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kListxattr);
   std::vector<std::string> names;
-  if (control_->Owns(ino)) return names;
+  if (control_->Owns(ino) || views_->Owns(ino)) return names;
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
@@ -364,6 +395,7 @@ StatsSnapshot Filesystem::Stats() const {
   s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
   s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
   s.memory = MemoryStatsOf(ResidentBytes(), governor_.load());
+  views_->Stats(&s.views);
   return s;
 }
 

@@ -11,6 +11,7 @@
 //   OriginReader every read of the shards, checked, counted by cause
 //   Prefetcher   patterns, the hint, sample members, the push into the page cache
 //   Warmup       `mmfs warmup`'s control lines, on its own thread
+//   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
 // A READ of a regular file feeds the prefetcher (patterns, hint), then FileReader serves it:
 // from the tiers, or on a miss from a prefetched copy, the cluster or the sample's shard read,
 // checked against its xxh3 before anything is served. Each byte of a file is read from the
@@ -52,6 +53,7 @@ class ControlDir;
 class FileReader;
 class OriginReader;
 class Prefetcher;
+class ViewNamespace;
 class Warmup;
 
 class Filesystem {
@@ -152,6 +154,7 @@ class Filesystem {
   std::unique_ptr<OriginReader> origin_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<FileReader> reader_;
+  std::unique_ptr<ViewNamespace> views_;
   std::unique_ptr<Warmup> warmup_;
   std::unique_ptr<ControlDir> control_;
   std::atomic<const MemoryGovernor*> governor_{nullptr};

@@ -41,6 +41,9 @@ struct FilesystemOptions {
   // Where `.mmfs` points when it is a symlink (kControlDirDirectName); empty: it is the control
   // directory itself.
   std::string control_link_target;
+  // `mmfs mount --view N`: the root is view N's root (view_namespace.h); 0: the original tree.
+  // A side the dataset has no view of serves the original tree (cmd_mount refuses it first).
+  uint32_t root_view = 0;
 };
 
 }  // namespace mmfs::fs

@@ -90,6 +90,15 @@ struct WarmupStats {
   std::string last_sync;  // the token of the last `sync` line handled
 };
 
+// One served view (view_namespace.h).
+struct ViewStats {
+  uint32_t side = 0;
+  uint64_t files_served = 0;  // READs at offset 0 of a file under @N
+  uint64_t bytes_served = 0;
+  uint64_t resized_loads = 0;  // resized files loaded (and checked) from the view's shards
+  uint64_t resized_load_bytes = 0;
+};
+
 struct MemoryStats {
   uint64_t rss_bytes = 0;
   bool governed = false;  // the rest is set only with a governor
@@ -111,6 +120,7 @@ struct StatsSnapshot {
   WarmupStats warmup;
   uint64_t checksum_errors = 0, io_errors = 0;
   MemoryStats memory;
+  std::vector<ViewStats> views;  // ascending side
 };
 
 }  // namespace mmfs::fs

@@ -245,6 +245,15 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
       {"errors", {{"checksum", s.checksum_errors}, {"io", s.io_errors}}},
       {"memory", MemoryJson(s.memory)},
   };
+  // Keyed by side, as a loader names them (@256): {"256": {...}}.
+  json views = json::object();
+  for (const ViewStats& v : s.views) {
+    views[std::to_string(v.side)] = {{"files_served", v.files_served},
+                                     {"bytes_served", v.bytes_served},
+                                     {"resized_loads", v.resized_loads},
+                                     {"resized_load_bytes", v.resized_load_bytes}};
+  }
+  j["views"] = views;
   return j;
 }
 

@@ -37,6 +37,7 @@
 #include "fs/core/hint_channel.h"
 #include "fs/core/memory_governor.h"
 #include "fs/format/dataset.h"
+#include "fs/format/view_set.h"
 #include "fs/fuse/fuse_server.h"
 #include "fs/fuse/unmount.h"
 #include "tools/mmfs/commands.h"
@@ -310,6 +311,22 @@ int RunMount(const MountArgs& in) {
   if (!dataset.ok()) {
     PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
     return 1;
+  }
+  if (args.view != 0) {
+    // Checked here, before forking, so that the user sees why: the daemon would otherwise serve
+    // the original tree.
+    format::ViewSet views = format::ViewSet::Open(**dataset);
+    if (views.Find(args.view) == nullptr) {
+      std::string have;
+      for (const auto& v : views.views()) have += (have.empty() ? "" : ", ") + std::to_string(v->side());
+      for (const Status& p : views.problems()) PrintError("warning: " + p.message());
+      PrintError("cannot mount " + args.dataset + " --view " + std::to_string(args.view) +
+                 ": the dataset has no such view (" + (have.empty() ? "none" : "views: " + have) +
+                 "; build it with 'mmfs view add " + args.dataset + " " +
+                 std::to_string(args.view) + "')");
+      return 1;
+    }
+    opts.fs.root_view = args.view;
   }
   PlanMemory(**dataset, &opts);
 

@@ -58,6 +58,7 @@ struct MountArgs {
   bool overlay = false;              // -o overlay: an overlayfs in front (fs/fuse/overlay_front.h)
   unsigned threads = 0;
   std::string log_file;
+  uint32_t view = 0;  // --view N: serve view N's tree as the root (0: the original tree)
 };
 int RunMount(const MountArgs& args);
 

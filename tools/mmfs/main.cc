@@ -103,6 +103,10 @@ int main(int argc, char** argv) {
                       "answers the isatty() ioctl Python's open() sends for every file, so warm "
                       "reads by Python loaders never reach the daemon. Unmount with 'umount MNT' "
                       "or 'mmfs umount MNT'");
+  mount_cmd->add_option("--view", mount.view,
+                        "serve view N (built by 'mmfs view add DST N' or 'mmfs pack --view N') as "
+                        "the whole mount, for loaders that take only a root; without it the view "
+                        "is at MNT/@N/");
   mount_cmd->add_option("--readahead", mount.readahead,
                         "on (default): a miss loads the whole sample (k.jpg brings k.txt); off")
       ->check(CLI::IsMember({"on", "off"}));
