@@ -15,6 +15,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'echo "test-install.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 step() { echo "=== install: $*"; }
 
 step "cmake --install $build --prefix $prefix"
@@ -41,7 +42,8 @@ mkdir "$work/mnt"
 "$prefix/sbin/mount.fuse.mmfs" "$work/data.mmfs" "$work/mnt" -o ro,ram_cache=32M
 mountpoint -q "$work/mnt"
 diff -r "$work/src" "$work/mnt"
-"$mmfs" stats "$work/mnt" --json | grep -q '"origin"'
+stats=$("$mmfs" stats "$work/mnt" --json)   # not piped into grep -q: with pipefail, an early exit fails
+[[ $stats == *'"origin"'* ]]
 "$mmfs" umount "$work/mnt"
 ! mountpoint -q "$work/mnt"
 echo "=== install: OK"

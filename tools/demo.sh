@@ -32,7 +32,7 @@ if mountpoint -q "$demo/mnt"; then "$mmfs" umount "$demo/mnt"; fi
 echo "== mmfs mount $demo/data.mmfs $demo/mnt"
 "$mmfs" mount "$demo/data.mmfs" "$demo/mnt"
 trap '"$mmfs" umount "$demo/mnt" || fusermount3 -u -z "$demo/mnt"' EXIT
-ls "$demo/mnt/train" | head -3
+ls "$demo/mnt/train" | sed -n 1,3p
 echo "== torchvision ImageFolder + DataLoader(num_workers=2) over the mount"
 /usr/bin/python3 "$repo/tools/demo_loader.py" "$demo/mnt/train" --epochs 2
 echo "== mmfs stats $demo/mnt"
