@@ -3,6 +3,16 @@
 // Thread-safety: test-only; not thread-safe.
 #pragma once
 
+// Tests that build view images with libvips (tools/view) are skipped under TSan: there libvips
+// runs tens of times slower (in system time) and its threads are suppressed anyway
+// (tests/tsan.supp), so they would check nothing in minutes; the other builds run them.
+#if defined(__SANITIZE_THREAD__)
+#define MMFS_SKIP_UNDER_TSAN() \
+  GTEST_SKIP() << "builds view images with libvips: run in the non-TSan builds"
+#else
+#define MMFS_SKIP_UNDER_TSAN() (void)0
+#endif
+
 #include <string>
 #include <string_view>
 #include <vector>

@@ -95,6 +95,7 @@ std::string Bytes(const std::string& path) {
 
 class ViewCliTest : public ::testing::Test {
  protected:
+  void SetUp() override { MMFS_SKIP_UNDER_TSAN(); }
   CommandResult Mmfs(std::vector<std::string> args, double timeout = 300) {
     args.insert(args.begin(), MmfsBinary());
     return RunCommand(args, timeout);

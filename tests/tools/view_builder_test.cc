@@ -46,6 +46,7 @@ std::pair<int, int> JpegSize(const std::string& bytes) {
 
 class ViewBuilderTest : public ::testing::Test {
  protected:
+  void SetUp() override { MMFS_SKIP_UNDER_TSAN(); }
   Result<ViewSummary> Build(const std::string& dataset, uint32_t side, int jobs = 2,
                             std::optional<pack::OnBadImage> on_bad = std::nullopt,
                             uint64_t shard_size = kDefaultViewShardSize) {

@@ -70,6 +70,7 @@ std::map<std::string, nlohmann::json> Check(const TempDir& tmp, const std::strin
 }
 
 TEST(ViewQualityTest, MixedImagesAreWithin35DbOfPilLanczos) {
+  MMFS_SKIP_UNDER_TSAN();
   TempDir tmp;
   constexpr int kImages = 270;  // 30 of each of 9 kinds
   auto made = testing::RunCommand({kPython, Script(), "make", tmp / "src", std::to_string(kImages)}, 600);
@@ -108,6 +109,7 @@ TEST(ViewQualityTest, MixedImagesAreWithin35DbOfPilLanczos) {
 }
 
 TEST(ViewQualityTest, PackCorpusOddImagesResizeAndDamagedOnesAreNamed) {
+  MMFS_SKIP_UNDER_TSAN();
   TempDir tmp;
   std::filesystem::create_directories(tmp / "src");
   auto made = testing::RunCommand(
