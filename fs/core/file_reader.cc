@@ -13,8 +13,7 @@ namespace mmfs::fs {
 FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
                        OriginReader& origin, Prefetcher& prefetcher,
                        uint64_t max_cached_file_bytes)
-    : dataset_(dataset),
-      tiers_(tiers),
+    : tiers_(tiers),
       origin_(origin),
       prefetcher_(prefetcher),
       max_cached_file_bytes_(max_cached_file_bytes),

@@ -61,7 +61,6 @@ class FileReader {
   // The tier stack's loader: a prefetched copy, else the sample from the cluster or the origin.
   Result<cache::Blob> LoadForRead(const format::Entry& e);
 
-  const format::Dataset& dataset_;
   cache::TierStack& tiers_;
   OriginReader& origin_;
   Prefetcher& prefetcher_;
