@@ -5,6 +5,7 @@
 
 #include "fs/base/file_util.h"
 #include "fs/base/json_text.h"
+#include "fs/format/shard_list_json.h"
 #include "fs/format/view_format.h"
 
 namespace mmfs::format {
@@ -12,15 +13,7 @@ namespace mmfs::format {
 using nlohmann::json;
 
 std::string ViewManifest::ToJson() const {
-  json shard_list = json::array();
-  for (const ShardInfo& s : shards) {
-    shard_list.push_back({{"file", s.file},
-                          {"size", s.size},
-                          {"xxh3", HexU64(s.checksum)},
-                          {"first_sample", s.first_sample},
-                          {"samples", s.samples},
-                          {"data_bytes", s.data_bytes}});
-  }
+  json shard_list = ShardListJson(shards);
   json j = {
       {"format", kViewFormatName},
       {"version", version},
