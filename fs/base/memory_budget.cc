@@ -150,9 +150,11 @@ Result<MemoryLimit> ReadMemoryLimit(const std::string& root) {
   // Where the hierarchies are mounted. A v1 memory hierarchy wins: on hybrid hosts the unified
   // one has no memory controller.
   std::optional<MountEntry> v1_mount, v2_mount;
+  // The first mount of each: the one the system made at boot comes before any later bind of it
+  // (a chroot's or a container's /sys bound in), which would only rename the same files.
   for (const MountEntry& m : ReadMountTable(Under(root, "/proc/self/mountinfo"))) {
-    if (m.fs_type == "cgroup" && HasOption(m.super_options, "memory")) v1_mount = m;
-    if (m.fs_type == "cgroup2") v2_mount = m;
+    if (!v1_mount && m.fs_type == "cgroup" && HasOption(m.super_options, "memory")) v1_mount = m;
+    if (!v2_mount && m.fs_type == "cgroup2") v2_mount = m;
   }
   if (v1_path && v1_mount) {
     out.cgroup_version = 1;
