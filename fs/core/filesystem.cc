@@ -189,16 +189,9 @@ Status Filesystem::ReadDir(
   Attr self = EntryAttr(*dir);
   auto p = dataset_->GetEntry(dir->record.parent);
   Attr parent = p.ok() ? EntryAttr(*p) : self;
-  uint64_t pos = offset;
-  if (pos < 1) {
-    if (!emit(".", self, 1)) return Status::Ok();
-    pos = 1;
-  }
-  if (pos < 2) {
-    if (!emit("..", parent, 2)) return Status::Ok();
-    pos = 2;
-  }
-  for (uint64_t i = pos - 2; i < dir->child_count(); ++i) {
+  std::optional<uint64_t> first = EmitDotEntries(offset, self, parent, emit);
+  if (!first) return Status::Ok();
+  for (uint64_t i = *first; i < dir->child_count(); ++i) {
     auto child = dataset_->GetEntry(dir->first_child() + i);
     if (!child.ok()) {
       timer.Fail();

@@ -6,8 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace mmfs::fs {
 
@@ -45,5 +48,19 @@ struct ReadData {
   const char* data = nullptr;
   size_t size = 0;
 };
+
+// How a listing hands out its entries: `emit(name, attr, next_offset)` returns false when the
+// caller's buffer is full (that entry is emitted again on the next call).
+using DirEmitter = std::function<bool(std::string_view, const Attr&, uint64_t)>;
+
+// The "." (position 1) and ".." (position 2) of a listing resumed after `offset`, as every
+// directory has them. Returns the index of the first child still to emit (children are at
+// positions 3 + i), or nullopt when the buffer filled first.
+inline std::optional<uint64_t> EmitDotEntries(uint64_t offset, const Attr& self,
+                                              const Attr& parent, const DirEmitter& emit) {
+  if (offset < 1 && !emit(".", self, 1)) return std::nullopt;
+  if (offset < 2 && !emit("..", parent, 2)) return std::nullopt;
+  return offset < 2 ? 0 : offset - 2;
+}
 
 }  // namespace mmfs::fs

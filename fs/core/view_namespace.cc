@@ -116,16 +116,9 @@ Status ViewNamespace::ReadDir(
   } else if (auto p = dataset_.GetEntry(dir->entry.record.parent); p.ok()) {
     parent = NodeAttr(Node{dir->k, *p, format::ViewFile{}});
   }
-  uint64_t pos = offset;
-  if (pos < 1) {
-    if (!emit(".", self, 1)) return Status::Ok();
-    pos = 1;
-  }
-  if (pos < 2) {
-    if (!emit("..", parent, 2)) return Status::Ok();
-    pos = 2;
-  }
-  for (uint64_t i = pos - 2; i < dir->entry.child_count(); ++i) {
+  std::optional<uint64_t> first = EmitDotEntries(offset, self, parent, emit);
+  if (!first) return Status::Ok();
+  for (uint64_t i = *first; i < dir->entry.child_count(); ++i) {
     auto child = dataset_.GetEntry(dir->entry.first_child() + i);
     if (!child.ok()) return origin_.CountError(child.status());
     auto n = NodeFor(dir->k, *child);
