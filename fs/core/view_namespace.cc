@@ -134,7 +134,7 @@ Status ViewNamespace::ReadDir(
 Result<cache::Blob> ViewNamespace::LoadResized(const Node& n) {
   const format::View& view = *views_.views()[n.k];
   auto bytes = std::make_shared<std::string>(n.file.size, '\0');
-  const std::string path = "@" + std::to_string(view.side()) + "/" + dataset_.PathOf(n.entry.index);
+  const std::string path = format::ViewPath(view.side(), dataset_.PathOf(n.entry.index));
   Status s = view.ReadVerified(n.file, path, bytes->data());
   if (!s.ok()) return origin_.CountError(s);
   Counters& c = counters_[n.k];

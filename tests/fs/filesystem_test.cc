@@ -175,7 +175,7 @@ TEST_F(FilesystemTest, EachOriginByteIsReadAboutOncePerPassWhateverTheTierSizes)
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::string data(sizes[i], '\0');
     for (size_t b = 0; b < data.size(); ++b) data[b] = static_cast<char>((b * 131 + i) >> 3);
-    names.push_back("f" + std::to_string(10 + i) + ".bin");
+    names.push_back(std::string("f").append(std::to_string(10 + i)).append(".bin"));
     WriteFile(tmp_ / ("sizes/" + names.back()), data);
     contents.push_back(std::move(data));
   }

@@ -104,7 +104,8 @@ TEST_F(ReadAmplificationMountTest, EachOriginByteIsReadAboutOncePerPass) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
       std::memcpy(&data[b], &x, 8);
     }
-    names.push_back("f" + std::to_string(10 + i) + ".bin");
+    // append, not "f" + ...: GCC 12 -O3 reports a false -Wrestrict in operator+(const char*, string&&).
+    names.push_back(std::string("f").append(std::to_string(10 + i)).append(".bin"));
     WriteFile(src() + "/" + names.back(), data);
     sums.push_back(XXH3_64bits(data.data(), data.size()));
     total += sizes[i];
@@ -161,7 +162,8 @@ class MemoryBudgetMountTest : public ::testing::Test {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         std::memcpy(&data[b], &x, 8);
       }
-      names_.push_back("d" + std::to_string(i / 64) + "/s" + std::to_string(1000 + i) + ".bin");
+      names_.push_back(std::string("d").append(std::to_string(i / 64)).append("/s")
+                           .append(std::to_string(1000 + i)).append(".bin"));
       WriteFile(src() + "/" + names_.back(), data);
       sums_.push_back(XXH3_64bits(data.data(), data.size()));
     }

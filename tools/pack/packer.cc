@@ -159,9 +159,18 @@ bool IsStalePartial(const std::string& name, const std::string& prefix) {
          (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
 }
 
+// ".DST.partial-", the start of the name of every partial pack into DST. Appended, not "." + ...:
+// GCC 12 -O3 reports a false -Wrestrict in operator+(const char*, string&&).
+std::string PartialPrefix(const fsys::path& dst) {
+  std::string prefix = ".";
+  prefix += dst.filename().string();
+  prefix += ".partial-";
+  return prefix;
+}
+
 // The most recent ".DST.partial-PID" of a pack that is gone and left a checkpoint, or "".
 std::string FindResumable(const fsys::path& dst) {
-  std::string prefix = "." + dst.filename().string() + ".partial-";
+  const std::string prefix = PartialPrefix(dst);
   std::string best;
   fsys::file_time_type best_time;
   std::error_code ec;
@@ -181,7 +190,7 @@ std::string FindResumable(const fsys::path& dst) {
 
 // Removes ".DST.partial-PID" directories left by packs that crashed (their PID is gone).
 void RemoveStalePartials(const fsys::path& dst, const std::string& keep, PackReporter& reporter) {
-  std::string prefix = "." + dst.filename().string() + ".partial-";
+  const std::string prefix = PartialPrefix(dst);
   std::error_code ec;
   for (const auto& e : fsys::directory_iterator(dst.parent_path(), ec)) {
     std::string name = e.path().filename().string();
@@ -236,9 +245,7 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
     return Status::FromErrno(errno, "destination folder " + dst.parent_path().string());
   }
   // Build next to DST (same filesystem, so the final rename is atomic).
-  std::string work = (dst.parent_path() / ("." + dst.filename().string() + ".partial-" +
-                                           std::to_string(::getpid())))
-                         .string();
+  std::string work = (dst.parent_path() / (PartialPrefix(dst) + std::to_string(::getpid()))).string();
   bool resume = false;
   if (options.resume) {
     std::string found = FindResumable(dst);

@@ -47,8 +47,8 @@ ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewS
         continue;
       }
       buf.resize(f->size);
-      Status st = view->ReadVerified(*f, "@" + std::to_string(m.side) + "/" +
-                                             dataset.PathOf(r->entry), buf.data());
+      Status st = view->ReadVerified(*f, format::ViewPath(m.side, dataset.PathOf(r->entry)),
+                                     buf.data());
       ++out.files_checked;
       out.bytes_checked += f->size;
       if (!st.ok()) {
