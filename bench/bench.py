@@ -26,7 +26,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-BUILD = os.path.join(REPO, "build", "release")
+# MMFS_BUILD picks another build of mmfs (for example an older commit's, to compare before and
+# after a change with the same bench in one session).
+BUILD = os.environ.get("MMFS_BUILD", os.path.join(REPO, "build", "release"))
 MMFS = os.path.join(BUILD, "mmfs")
 GEN = os.path.join(BUILD, "mmfs-gen-dataset")
 PY = "/usr/bin/python3"
