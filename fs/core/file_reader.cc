@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "cache/ram_tier.h"
@@ -35,6 +36,21 @@ bool FileReader::LoadsWhole(uint64_t size) const {
 Result<cache::Blob> FileReader::LoadForRead(const format::Entry& e) {
   if (cache::Blob b = prefetcher_.Take(e.index)) return b;
   std::vector<format::Entry> members = origin_.SampleMembers(e, prefetcher_.FileLimit());
+  // Members the RAM tier holds are not read again: the tier admits files one by one, so a
+  // sample's image may be held where its caption is not, and reading the caption's sample
+  // would fetch the image's bytes once more every epoch (issue 19). The run of members around
+  // `e` that the tier lacks is read; they are neighbours, so it is still one read.
+  size_t first = 0, last = members.size();
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].index == e.index || !tiers_.ram().Contains(members[i].index)) continue;
+    if (members[i].index < e.index) {
+      first = i + 1;
+    } else {
+      last = std::min(last, i);
+    }
+  }
+  members = std::vector<format::Entry>(members.begin() + static_cast<std::ptrdiff_t>(first),
+                                       members.begin() + static_cast<std::ptrdiff_t>(last));
   cache::ClusterTier* cluster = tiers_.cluster();
   if (cluster != nullptr) {
     // One multi-get for the whole sample: k.jpg brings k.txt from the cluster as from a shard.
@@ -69,6 +85,8 @@ Result<ReadData> FileReader::Read(const format::Entry& e, uint64_t offset, size_
     out.data = blob->data() + (offset - base);
     out.size = len;
     out.owner = std::move(blob);
+    // The file's bytes reached the reader (the origin re-read count, refetch_tracker.h).
+    if (offset + len == e.size()) origin_.NoteDelivered(e.index);
     return out;
   };
   cache::ReadBuffer& read_buffer = origin_.read_buffer();
@@ -99,7 +117,9 @@ Result<ReadData> FileReader::Read(const format::Entry& e, uint64_t offset, size_
   if (!blob.ok()) return blob.status();
   // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
   // rather than load it again for each (or read it again from the SSD tier).
-  if (len < e.size() && !tiers_.ram().Contains(e.index)) read_buffer.Put(e.index, 0, *blob);
+  const bool held = tiers_.ram().Contains(e.index);
+  if (len < e.size() && !held) read_buffer.Put(e.index, 0, *blob);
+  out.tier_holds = held && offset + len == e.size();
   return serve(std::move(blob).value(), 0);
 }
 

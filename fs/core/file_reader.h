@@ -3,10 +3,13 @@
 // In order: the read buffer (a file read in several READs that the RAM tier did not keep), the
 // streamed path for a file too large to load whole (OriginReader::ReadRange), else the tier
 // stack (RAM, then SSD) with the miss loader behind it: a prefetched copy, else the sample from
-// the cluster tier in one multi-get, else the sample from its shard (OriginReader::LoadSample).
+// the cluster tier in one multi-get, else the sample from its shard (OriginReader::LoadSample),
+// less the members the RAM tier holds already (they would be fetched again every epoch).
 // What a miss loads is filled into the cluster tier for other hosts; the other members of the
 // sample wait in the prefetch buffer. Every first READ of a file is recorded for the what-if
-// curves, and the hit ratios are sampled into a history for `mmfs stats --plot`.
+// curves, and the hit ratios are sampled into a history for `mmfs stats --plot`. A READ that
+// reaches the end of a file the RAM tier holds says so (ReadData::tier_holds): the FUSE layer
+// then drops the file's pages from the page cache, so the bytes are held once.
 //
 // Ownership: borrows the dataset, the tier stack, the origin reader and the prefetcher, which
 // must outlive it.

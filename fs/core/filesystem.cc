@@ -245,15 +245,17 @@ Result<ReadData> Filesystem::ReadFile(const format::Entry& e, uint64_t offset, s
   return reader_->Read(e, offset, size, std::move(known));
 }
 
-void Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
+bool Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
                       const std::function<int(const char*, size_t)>& store) {
   // No push for view files: a view inode must never receive its original's bytes.
-  if (control_->Owns(ino) || views_->Owns(ino)) return;
+  if (control_->Owns(ino) || views_->Owns(ino)) return false;
   auto e = EntryForIno(ino);
-  if (!e.ok()) return;
+  if (!e.ok()) return false;
   if (auto taken = prefetcher_->Push(*e, max_bytes, wait, store)) {
-    (void)ReadFile(*e, 0, e->size(), stream, std::move(taken));
+    auto read = ReadFile(*e, 0, e->size(), stream, std::move(taken));
+    return read.ok() && read->tier_holds;
   }
+  return false;
 }
 
 Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, bool wait) {
@@ -380,7 +382,8 @@ StatsSnapshot Filesystem::Stats() const {
   const CauseCounters warm = origin_->Counters(ReadCause::kWarmup);
   const cache::OriginCounters loads = tiers_->cache().origin_counters();
   s.origin = {demand.reads, demand.bytes, prefetch.reads, prefetch.bytes, warm.reads, warm.bytes,
-              loads.errors, loads.coalesced, origin_->StreamedCounters()};
+              loads.errors, loads.coalesced, origin_->StreamedCounters(),
+              origin_->RefetchCounters()};
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
   if (tiers_->cluster() != nullptr) s.cluster = tiers_->cluster()->ClusterStats();
   reader_->Stats(&s.what_if);
@@ -388,6 +391,9 @@ StatsSnapshot Filesystem::Stats() const {
   s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
   s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
   s.memory = MemoryStatsOf(ResidentBytes(), governor_.load());
+  s.memory.page_cache_drops = metrics_.page_cache_drops.load(std::memory_order_relaxed);
+  s.memory.page_cache_drops_skipped =
+      metrics_.page_cache_drops_skipped.load(std::memory_order_relaxed);
   views_->Stats(&s.views);
   return s;
 }

@@ -334,6 +334,81 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
   EXPECT_FALSE(fs::MemoryStatsJson(1, nullptr).contains("budget"));
 }
 
+// Issue 19: --memory is all the mount may use, page cache included; the RAM tier gets what the
+// daemon's needs and the page-cache share leave.
+TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
+  BudgetRequest r;
+  r.memory_bytes = 512 * kMiB;
+  r.index_bytes = 4 * kMiB;
+  MemoryBudget b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_TRUE(b.explicit_memory());
+  EXPECT_STREQ(b.source(), "memory");
+  EXPECT_EQ(b.memory_bytes, 512 * kMiB);
+  EXPECT_EQ(b.page_cache_bytes, 64 * kMiB);  // an eighth
+  EXPECT_EQ(b.prefetch_bytes, 32 * kMiB);    // a sixteenth of the memory, not of the limit
+  EXPECT_EQ(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+  EXPECT_FALSE(b.clamped);
+  EXPECT_NE(b.Explain().find("page cache"), std::string::npos) << b.Explain();
+  // More than is left under the limit: clamped, and said.
+  r.memory_bytes = 2 * kGiB;
+  r.in_use_bytes = 200 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_EQ(b.memory_bytes, 800 * kMiB);
+  EXPECT_EQ(b.requested_memory_bytes, 2 * kGiB);
+  EXPECT_TRUE(b.clamped);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 800 * kMiB);
+  EXPECT_NE(b.Warning().find("--memory 2.00 GiB does not fit"), std::string::npos) << b.Warning();
+  // --ram-cache with --memory: kept when it fits in the memory given, else clamped to it.
+  r = {};
+  r.memory_bytes = 512 * kMiB;
+  r.ram_cache_bytes = 100 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_EQ(b.ram_cache_bytes, 100 * kMiB);
+  r.ram_cache_bytes = 1 * kGiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_TRUE(b.clamped);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+}
+
+// With --memory the loader shares the limit: the governor judges memory that is no page cache
+// against the limit less the page-cache share, so a full cgroup of page cache is no pressure.
+TEST(MemoryGovernorTest, WithMemoryGivenPageCacheGivesWayAndTheTierStays) {
+  BudgetRequest r;
+  r.memory_bytes = 512 * kMiB;
+  const MemoryLimit limit = CgroupLimit(800 * kMiB);
+  MemoryBudget plan = PlanMemoryBudget(limit, r);
+  ASSERT_EQ(plan.page_cache_bytes, 64 * kMiB);
+  uint64_t used = 0;
+  fs::MemoryGovernor g(limit, plan, true, {nullptr, [&] { return used; }});
+  auto step = [&](uint64_t usage_mib, uint64_t file_mib) {
+    MemorySample s;
+    s.usage_bytes = usage_mib * kMiB;
+    s.reclaimable_bytes = file_mib / 2 * kMiB;
+    s.active_file_bytes = (file_mib - file_mib / 2) * kMiB;
+    s.limit_events = 1000 + usage_mib;  // the limit is hit all the time: page cache fills it
+    g.Step(s);
+    return g.Counters();
+  };
+  // The cgroup is full, mostly of page cache (half of it active): low pressure, the tier grows.
+  fs::GovernorCounters c = step(800, 500);
+  EXPECT_EQ(c.level, Pressure::kLow);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 800 * kMiB / 16);
+  used = plan.ram_cache_bytes - 10 * kMiB;
+  c = step(800, 100);
+  EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes) << "up to the plan, no more";
+  EXPECT_EQ(c.shrinks, 0u);
+  // Unreclaimable memory past the limit less the page-cache share (736 MiB): the excess goes.
+  used = 400 * kMiB;
+  c = step(800, 50);  // 750 MiB unreclaimable: 14 over
+  EXPECT_EQ(c.level, Pressure::kHigh);
+  EXPECT_LT(c.targets.ram_cache_bytes, used);
+  EXPECT_EQ(c.shrinks, 1u);
+  // Past half the share (768 MiB): critical.
+  c = step(800, 20);
+  EXPECT_EQ(c.level, Pressure::kCritical);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used / 2);
+}
+
 TEST(MemoryGovernorTest, ThreadSamplesTheFakeTreeUntilDestroyed) {
   FakeRoot r(24 * 1024 * 1024, "4:memory:/a\n", kV1MountInfo);
   r.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "1048576000\n");
