@@ -71,7 +71,12 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     // others allocate between two samples (a reader's batch) then finds room.
     const uint64_t step = std::max<uint64_t>(limit / kGrowthStepDivisor, 1);
     const uint64_t headroom = target > working ? target - working : 0;
-    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + std::min(headroom, step));
+    // With --memory the headroom is measured to the limit less the page-cache share, which is
+    // what absorbs others' allocations between two samples: no step. (A step also starved the
+    // tier of files larger than a sixteenth of it: used + step stayed below what one shard
+    // needs to admit one, so the tier never held anything and never grew.)
+    const uint64_t grow = plan_.explicit_memory() ? headroom : std::min(headroom, step);
+    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + grow);
     if (level == Pressure::kLow) {
       t.prefetch_bytes = std::min(plan_.prefetch_bytes, t.prefetch_bytes * 2);
       t.read_buffer_bytes = std::min(plan_.read_buffer_bytes, t.read_buffer_bytes * 2);
