@@ -62,7 +62,11 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
   } else if (working > target || level == Pressure::kHigh) {
     // Give back the excess over the target (at least an eighth: high PSI below the target).
-    const uint64_t excess = std::max(working > target ? working - target : 0, used / 8);
+    // With --memory just the excess: every byte evicted is a miss next epoch, and the target
+    // already keeps the page-cache share free.
+    const uint64_t over = working > target ? working - target : 0;
+    const uint64_t excess =
+        plan_.explicit_memory() && over > 0 ? over : std::max(over, used / 8);
     t.ram_cache_bytes = std::min(t.ram_cache_bytes, used > excess ? used - excess : 0);
     t.prefetch_bytes = halve(t.prefetch_bytes);
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
