@@ -66,9 +66,9 @@ class PageCacheDropper {
   using Due = std::deque<std::pair<Clock::time_point, fuse_ino_t>>;
   // Each in due order (one delay per queue); both guarded by mu_.
   void Add(Due* queue, std::chrono::milliseconds delay, fuse_ino_t ino);
-  Due soon_;   // after READs
-  Due later_;  // after pushes
-  bool stop_ = false;             // guarded by mu_
+  Due soon_;           // after READs
+  Due later_;          // after pushes
+  bool stop_ = false;  // guarded by mu_
   std::thread thread_;
 };
 

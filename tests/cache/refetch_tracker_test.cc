@@ -17,7 +17,7 @@ TEST(RefetchTrackerTest, AFetchBeforeThePreviousOneWasDeliveredIsAReread) {
   t.NoteDelivered(3);
   t.NoteFetch(3, 100);  // delivered, then fetched: the next pass, not a re-read
   EXPECT_EQ(t.Counters().files, 1u);
-  t.NoteDelivered(7);   // delivered without a fetch (from a tier): nothing to count
+  t.NoteDelivered(7);  // delivered without a fetch (from a tier): nothing to count
   t.NoteFetch(7, 50);
   t.NoteFetch(10, 50);  // out of range: ignored
   t.NoteFetch(10, 50);
