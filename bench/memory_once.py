@@ -5,7 +5,7 @@ Mounts a packed dataset with a RAM tier larger than it, reads every file twice (
 then a warm one), and reports daemon RSS, the page cache of the mount's files and the page cache
 of the shard files (fincore) against the bytes of data read.
 
-Usage (root): /usr/bin/python3 bench/memory_once.py DATASET.mmfs [--ram-cache 2G] [-o hold_once=off]
+Usage (root): /usr/bin/python3 bench/memory_once.py DATASET.mmfs [--ram-cache 2G] [-o hold_once=on]
 """
 import argparse
 import os
@@ -39,7 +39,7 @@ def main():
     ap.add_argument("dataset")
     ap.add_argument("--ram-cache", default="4G")
     ap.add_argument("-o", dest="options", action="append", default=[],
-                    help="mount options passed on (e.g. hold_once=off)")
+                    help="mount options passed on (e.g. hold_once=on)")
     args = ap.parse_args()
     dataset = os.path.abspath(args.dataset)
     mnt = tempfile.mkdtemp(prefix="mmfs-mem-")
