@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MMFS = os.environ.get("MMFS_BIN", os.path.join(REPO, "build", "release", "mmfs"))
@@ -59,6 +60,8 @@ def main():
                     n = len(fh.read())
                 if epoch == 0:
                     data += n
+        # Hold-once drops a pushed file's pages 2 s after the push: measure after that.
+        time.sleep(3)
         shards = [os.path.join(dataset, f) for f in os.listdir(dataset)
                   if f.endswith(".mdb")]
         mount_cache = fincore_bytes(files)
