@@ -79,7 +79,12 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     // what absorbs others' allocations between two samples: no step. (A step also starved the
     // tier of files larger than a sixteenth of it: used + step stayed below what one shard
     // needs to admit one, so the tier never held anything and never grew.)
-    const uint64_t grow = plan_.explicit_memory() ? headroom : std::min(headroom, step);
+    // Growing back right up to the target after a shrink churned the tier (a loader's workers
+    // hovering at the target: 114 shrinks in three epochs, each evicting files that then
+    // missed): with --memory it grows only to half the page-cache share below the target.
+    const uint64_t band = plan_.page_cache_bytes / 2;
+    const uint64_t grow = plan_.explicit_memory() ? (headroom > band ? headroom - band : 0)
+                                                  : std::min(headroom, step);
     t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + grow);
     if (level == Pressure::kLow) {
       t.prefetch_bytes = std::min(plan_.prefetch_bytes, t.prefetch_bytes * 2);

@@ -395,14 +395,20 @@ TEST(MemoryGovernorTest, WithMemoryGivenPageCacheGivesWayAndTheTierStays) {
   fs::GovernorCounters c = step(800, 500);
   EXPECT_EQ(c.level, Pressure::kLow);
   EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes);
-  // Less headroom than the plan: up to the headroom, no step (700 MiB unreclaimable, 36 left).
+  // Less headroom than the plan: up to the headroom less half the page-cache share, no step
+  // (692 MiB unreclaimable, 44 MiB to the target, 12 to grow).
   used = 200 * kMiB;
-  c = step(800, 100);
+  c = step(800, 108);
   EXPECT_EQ(c.level, Pressure::kModerate);
-  EXPECT_EQ(c.targets.ram_cache_bytes, used + 36 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used + 12 * kMiB);
+  // Closer to the target than half the share: it does not grow (no churn at the target).
+  c = step(800, 90);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used);
   EXPECT_EQ(c.shrinks, 0u);
   // Unreclaimable memory past the limit less the page-cache share (736 MiB): the excess goes.
   used = 240 * kMiB;
+  c = step(800, 500);  // calm: back to the plan
+  EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes);
   c = step(800, 50);  // 750 MiB unreclaimable: 14 over, given back, no more
   EXPECT_EQ(c.level, Pressure::kHigh);
   EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kMiB);
