@@ -1,4 +1,5 @@
-// FileReader: the bytes of one READ of a regular file, wherever they are.
+// FileReader: the bytes of one READ of a regular file of any tree (view_files.h), wherever they
+// are.
 //
 // In order: the read buffer (a file read in several READs that the RAM tier did not keep), the
 // streamed path for a file too large to load whole (OriginReader::ReadRange), else the tier
@@ -7,8 +8,9 @@
 // What a miss loads is filled into the cluster tier for other hosts; the other members of the
 // sample wait in the prefetch buffer. A file of a view is the same: its key (a resized image's
 // own, ViewKey) and its sample's members are the view's files, so a resized image read from the
-// view's shard brings its caption from the base shard, and the other way round. Every first READ of a file is recorded for the what-if
-// curves, and the hit ratios are sampled into a history for `mmfs stats --plot`.
+// view's shard brings its caption from the base shard, and the other way round. Every first READ
+// of a file is recorded for the what-if curves, and the hit ratios are sampled into a history for
+// `mmfs stats --plot`.
 //
 // Ownership: borrows the dataset, the tier stack, the origin reader, the view files and the
 // prefetcher, which must outlive it.

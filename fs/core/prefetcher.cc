@@ -32,7 +32,8 @@ Prefetcher::Prefetcher(const format::Dataset& dataset, OriginReader& origin, Vie
       options_(std::move(options)),
       buffer_(options_.buffer_bytes),
       detector_(options_.readahead),
-      hint_(dataset.entry_count() * views.tree_count(), HintWindow(dataset.manifest(), options_.buffer_bytes),
+      hint_(dataset.entry_count() * views.tree_count(),
+            HintWindow(dataset.manifest(), options_.buffer_bytes),
             HintBatch(HintWindow(dataset.manifest(), options_.buffer_bytes))) {
   if (options_.enabled && options_.threads > 0) {
     workers_ = std::make_unique<cache::PrefetchWorkers>(

@@ -120,8 +120,8 @@ Result<cache::Blob> ViewFiles::Load(const TreeFile& f, ReadCause cause) {
   }
   const format::View& view = *views_.views()[f.tree - 1];
   auto bytes = std::make_shared<std::string>(f.size(), '\0');
-  Status s = view.ReadVerified(f.file, format::ViewPath(view.side(), dataset_.PathOf(f.entry.index)),
-                               bytes->data());
+  const std::string path = format::ViewPath(view.side(), dataset_.PathOf(f.entry.index));
+  Status s = view.ReadVerified(f.file, path, bytes->data());
   if (!s.ok()) return origin_.CountError(s);
   CountLoad(f.tree, cause, f.size());
   return cache::Blob(std::move(bytes));
