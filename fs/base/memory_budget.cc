@@ -317,6 +317,22 @@ std::string MemoryBudget::Explain() const {
 }
 
 std::string MemoryBudget::Warning() const {
+  if (explicit_memory() && !explicit_ram && ram_cache_bytes == 0) {
+    // Mounting still works (every read goes to the origin), but nobody asks for that this way.
+    std::string w = "--memory ";
+    w += FormatBytes(requested_memory_bytes);
+    w += " leaves no room for a RAM tier: the daemon needs ";
+    w += FormatBytes(reserved_bytes);
+    w += " and the page cache's share is ";
+    w += FormatBytes(page_cache_bytes);
+    if (clamped) {
+      w += ", and only ";
+      w += FormatBytes(memory_bytes);
+      w += " is left under the limit";
+    }
+    w += "; reading without a RAM tier";
+    return w;
+  }
   if (!clamped) return "";
   if (explicit_memory() && !explicit_ram) {
     std::string w = "--memory ";

@@ -43,8 +43,9 @@ struct FuseOpsConfig {
   bool push_prefetched = true;
   fuse_session* session = nullptr;
   // Hold once: a file the RAM tier holds leaves the page cache after its last READ (see
-  // page_cache_dropper.h). The server makes the dropper around its request loop.
-  bool hold_once = true;
+  // page_cache_dropper.h). Off unless the mount asks (mmfs mount: with --memory): with memory to
+  // spare the kernel's copy is what makes warm reads free. The server makes the dropper.
+  bool hold_once = false;
   PageCacheDropper* dropper = nullptr;
 };
 

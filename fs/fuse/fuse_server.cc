@@ -135,6 +135,9 @@ void FuseServer::Detach() {
   Status s = DetachMount(options_.mountpoint);  // lazily; fusermount3 when not root
   if (!s.ok()) {
     spdlog::warn("cannot detach {} ({}); stopping the daemon", options_.mountpoint, s.message());
+    // The kernel connection stays up: an invalidation waiting on a page locked by a READ needs
+    // a request thread to answer that READ, so the dropper ends before the request loop does.
+    if (dropper_ != nullptr) dropper_->Stop();
     fuse_session_exit(session_);
   }
 }
@@ -210,25 +213,25 @@ void FuseServer::WatchOverlay() {
 }
 
 Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
+  // Before the threads that may stop it (Detach) start; stopped after the loop and before the
+  // session goes.
+  if (config_->hold_once) {
+    Filesystem* fs = config_->fs;
+    dropper_ = std::make_unique<PageCacheDropper>(
+        session_, [fs](bool dropped) { fs->CountPageCacheDrop(dropped); });
+    config_->dropper = dropper_.get();
+  }
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
   std::thread signal_thread([this] { WatchSignals(); });
   std::thread overlay_thread;
   if (front_ != nullptr) overlay_thread = std::thread([this] { WatchOverlay(); });
-  // Made before the loop, stopped after it and before the session goes.
-  std::unique_ptr<PageCacheDropper> dropper;
-  if (config_->hold_once) {
-    Filesystem* fs = config_->fs;
-    dropper = std::make_unique<PageCacheDropper>(
-        session_, [fs](bool dropped) { fs->CountPageCacheDrop(dropped); });
-    config_->dropper = dropper.get();
-  }
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, options_.max_threads);
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
   config_->dropper = nullptr;
-  dropper.reset();
+  if (dropper_ != nullptr) dropper_->Stop();
   ready_thread.join();
   unsigned char done = 0;
   (void)!::write(signal_write_.get(), &done, 1);
@@ -239,6 +242,7 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
     overlay_thread.join();
     front_->Detach();  // the loop can also end with the overlay still up (a FUSE error)
   }
+  dropper_.reset();  // every thread that could reach it is joined
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
   if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));

@@ -76,6 +76,10 @@ class FuseServer {
   bool mounted_ = false;
   UniqueFd signal_read_, signal_write_;  // the handler writes signal numbers; 0 ends the watch
   std::atomic<int> stop_signal_{0};
+  // With config_->hold_once: made in Serve before any other thread starts, destroyed after they
+  // are joined. Stopped (Stop is idempotent and thread-safe) before fuse_session_exit, while
+  // request threads still answer the READs an invalidation in progress may wait for.
+  std::unique_ptr<PageCacheDropper> dropper_;
 };
 
 }  // namespace mmfs::fs

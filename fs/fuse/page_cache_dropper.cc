@@ -35,7 +35,8 @@ void PageCacheDropper::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  // Detach (the signal thread) and Serve may both stop it: one joins, the other waits for that.
+  std::call_once(joined_, [this] { thread_.join(); });
 }
 
 void PageCacheDropper::Run() {

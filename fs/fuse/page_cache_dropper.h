@@ -18,7 +18,7 @@
 // it by then.
 //
 // Ownership: borrows the session, which must outlive the dropper (Stop first).
-// Thread-safety: Queue is thread-safe; `counted` is called from any thread.
+// Thread-safety: Queue and Stop are thread-safe; `counted` is called from any thread.
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -48,7 +48,7 @@ class PageCacheDropper {
   void Queue(fuse_ino_t ino);
   void QueueLater(fuse_ino_t ino);
   // Ends the thread (what is still queued is dropped unprocessed); called before the session
-  // goes away.
+  // goes away. Idempotent; two threads may call it at once (both return once it has ended).
   void Stop();
 
   // Per queue (16 bytes an entry): a reader going through files in path order pushes about 10,000
@@ -71,6 +71,7 @@ class PageCacheDropper {
   Due soon_;           // after READs
   Due later_;          // after pushes
   bool stop_ = false;  // guarded by mu_
+  std::once_flag joined_;
   std::thread thread_;
 };
 

@@ -369,6 +369,15 @@ TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
   b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
   EXPECT_TRUE(b.clamped);
   EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+  // Too little for the daemon itself: no tier, and the warning says why (also for --memory 0).
+  for (uint64_t given : {uint64_t{0}, 8 * kMiB}) {
+    r = {};
+    r.memory_bytes = given;
+    b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+    EXPECT_EQ(b.ram_cache_bytes, 0u);
+    EXPECT_NE(b.Warning().find("leaves no room for a RAM tier"), std::string::npos)
+        << given << ": " << b.Warning();
+  }
 }
 
 // With --memory the loader shares the limit: the governor judges memory that is no page cache

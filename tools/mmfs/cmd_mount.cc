@@ -192,7 +192,9 @@ void TuneAllocator() {
 int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
           const std::function<void(const std::string&)>& report) {
   RaiseFileLimit();
-  TuneAllocator();
+  // Only with a memory budget: without one, memory is not short, and a blob per mapping costs
+  // page faults on every fill and, for a large tier of medium files, many mappings.
+  if (opts.memory.has_value()) TuneAllocator();
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   cache::TierStackOptions to;
