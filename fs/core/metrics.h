@@ -26,6 +26,7 @@ enum class Op : int {
   kListxattr,
   kWrite,  // any modifying request, all refused with EROFS
   kIoctl,  // answered "not a terminal": Python's open() asks isatty() of every file
+  kOpendir,  // only until the kernel takes ENOSYS as "never again" (no_opendir)
   kCount,
 };
 
@@ -56,6 +57,11 @@ class Metrics {
   // (OriginReader::CountError). Push counters live in the prefetcher.
   std::atomic<uint64_t> checksum_failures{0};
   std::atomic<uint64_t> io_errors{0};
+  // Directory entries in READDIR(PLUS) replies, and the largest buffer the kernel asked for
+  // (4 KiB on older kernels; newer ones size it from getdents' buffer): entries per reply is
+  // listed_entries / readdir requests.
+  std::atomic<uint64_t> listed_entries{0};
+  std::atomic<uint64_t> largest_readdir_request{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
  private:

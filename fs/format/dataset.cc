@@ -191,6 +191,31 @@ Result<Entry> Dataset::LookupChild(const Entry& dir, std::string_view name) cons
   return Status::NotFound(std::string(name));
 }
 
+void Dataset::PrefetchChildren(const Entry& dir) const {
+  if (!dir.is_dir() || dir.child_count() == 0) return;
+  const uint64_t first = dir.first_child();
+  const uint64_t count = dir.child_count();  // GetEntry checked the run lies inside the index
+  const long page = ::sysconf(_SC_PAGESIZE);
+  auto advise = [&](const char* begin, const char* end) {
+    const auto base = reinterpret_cast<uintptr_t>(index_map_);
+    const uintptr_t from = reinterpret_cast<uintptr_t>(begin) & ~(static_cast<uintptr_t>(page) - 1);
+    const uintptr_t to = std::min(reinterpret_cast<uintptr_t>(end), base + index_map_size_);
+    if (from < to) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_WILLNEED);
+  };
+  const char* records = reinterpret_cast<const char*>(entries_ + first);
+  advise(records, records + count * sizeof(EntryRecord));
+  // The names of one run are written in the run's order (IndexBuilder): from the first child's
+  // name to the end of the last child's. Reading both records waits for at most the first page
+  // of the read just started. An index from another writer may order names otherwise; the span
+  // is then only a hint, bounded by the name table.
+  const EntryRecord& a = entries_[first];
+  const EntryRecord& b = entries_[first + count - 1];
+  if (a.name_offset <= b.name_offset && b.name_offset <= strings_size_ &&
+      b.name_len <= strings_size_ - b.name_offset) {
+    advise(strings_ + a.name_offset, strings_ + b.name_offset + b.name_len);
+  }
+}
+
 Result<std::string_view> Dataset::LinkTarget(const Entry& link) const {
   if (!link.is_symlink()) return Status::InvalidArgument("not a symbolic link");
   return std::string_view(strings_ + link.record.data_offset, link.record.size);

@@ -74,6 +74,11 @@ class Dataset {
   Result<Entry> LookupChild(const Entry& dir, std::string_view name) const;
   // Symlink target.
   Result<std::string_view> LinkTarget(const Entry& link) const;
+  // Starts reading directory `dir`'s records and names into the page cache (madvise WILLNEED;
+  // returns at once). The index is mapped MADV_RANDOM, right for the binary search of a lookup
+  // but one 4 KiB read per page fault for a listing: a 1,000-entry directory is 64 KB of records
+  // and ~13 KB of names, contiguous (breadth-first numbering), so one call makes it two reads.
+  void PrefetchChildren(const Entry& dir) const;
   // "train/cat/0001.jpg" (for messages; walks the parents).
   std::string PathOf(uint64_t index) const;
 

@@ -257,6 +257,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   config.gid = ::getgid();
   config.readdirplus = opts.readdirplus;
   config.push_prefetched = opts.push;
+  config.cache_listings = opts.cache_listings;
   auto server = fs::FuseServer::Mount(&config, opts.mount);
   if (!server.ok()) {
     report(server.status().message());

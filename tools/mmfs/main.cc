@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
       "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README),\n"
       "  push=on|off (prefetched files go into the page cache at lookup, sparing a READ),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
+      "  opendir=on|off (on: an OPENDIR per listing; off, the default: the kernel keeps\n"
+      "  listings without asking),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");

@@ -36,6 +36,8 @@ struct ParsedMountOptions {
   bool nonempty = false;
   bool hint = true;
   bool push = true;
+  // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
+  bool cache_listings = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
   std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
   // The memory the daemon may use and how it is split (fs/base/memory_budget.h); no limit when
