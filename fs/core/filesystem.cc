@@ -229,6 +229,9 @@ Status Filesystem::ReadDir(
     }
     if (!emit(child->name, EntryAttr(*child), 3 + i)) return Status::Ok();
   }
+  // Listed to the end: the kernel keeps the listing (no_opendir), so the daemon need not keep
+  // the index pages mapped.
+  dataset_->ReleaseChildren(*dir);
   return Status::Ok();
 }
 

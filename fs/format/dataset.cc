@@ -191,16 +191,16 @@ Result<Entry> Dataset::LookupChild(const Entry& dir, std::string_view name) cons
   return Status::NotFound(std::string(name));
 }
 
-void Dataset::PrefetchChildren(const Entry& dir) const {
+void Dataset::AdviseChildren(const Entry& dir, int advice) const {
   if (!dir.is_dir() || dir.child_count() == 0) return;
   const uint64_t first = dir.first_child();
   const uint64_t count = dir.child_count();  // GetEntry checked the run lies inside the index
-  const long page = ::sysconf(_SC_PAGESIZE);
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   auto advise = [&](const char* begin, const char* end) {
     const auto base = reinterpret_cast<uintptr_t>(index_map_);
-    const uintptr_t from = reinterpret_cast<uintptr_t>(begin) & ~(static_cast<uintptr_t>(page) - 1);
+    const uintptr_t from = reinterpret_cast<uintptr_t>(begin) & ~(page - 1);
     const uintptr_t to = std::min(reinterpret_cast<uintptr_t>(end), base + index_map_size_);
-    if (from < to) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_WILLNEED);
+    if (from < to) ::madvise(reinterpret_cast<void*>(from), to - from, advice);
   };
   const char* records = reinterpret_cast<const char*>(entries_ + first);
   advise(records, records + count * sizeof(EntryRecord));
@@ -215,6 +215,12 @@ void Dataset::PrefetchChildren(const Entry& dir) const {
     advise(strings_ + a.name_offset, strings_ + b.name_offset + b.name_len);
   }
 }
+
+void Dataset::PrefetchChildren(const Entry& dir) const { AdviseChildren(dir, MADV_WILLNEED); }
+
+// Safe while other threads read the same pages: a read-only shared file mapping loses nothing,
+// and their next access maps the page again from the page cache (a minor fault).
+void Dataset::ReleaseChildren(const Entry& dir) const { AdviseChildren(dir, MADV_DONTNEED); }
 
 Result<std::string_view> Dataset::LinkTarget(const Entry& link) const {
   if (!link.is_symlink()) return Status::InvalidArgument("not a symbolic link");
