@@ -123,8 +123,10 @@ class Dataset {
   Dataset() = default;
   Status OpenIndex();
   Status OpenShards();
-  // madvise(`advice`) over directory `dir`'s records and names.
-  void AdviseChildren(const Entry& dir, int advice) const;
+  // madvise(`advice`) over directory `dir`'s records and names, each span widened by `margin`
+  // bytes on both sides (within the mapping).
+  void AdviseChildren(const Entry& dir, int advice, size_t margin) const;
+  static constexpr size_t kFaultAroundBytes = 64 << 10;
 
   std::string dir_;
   Manifest manifest_;
