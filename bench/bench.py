@@ -652,8 +652,37 @@ def fuse_floor(args, dataset, filelist, hint=False):
         peer.stop()
 
 
+IMAGEFOLDER_1M = r"""
+import json, sys, time
+from torchvision.datasets import ImageFolder
+t = time.monotonic()
+ds = ImageFolder(sys.argv[1], is_valid_file=lambda p: True)  # metadata-only: .txt files
+print(json.dumps({"seconds": time.monotonic() - t, "samples": len(ds)}))
+"""
+
+
+def walk_seconds(root):
+    t = time.monotonic()
+    files = sum(len(fs) for _, _, fs in os.walk(root))
+    return time.monotonic() - t, files
+
+
+def mmfs_requests(root):
+    """Request counts of an mmfs mount, from its .mmfs/stats snapshot."""
+    try:
+        with open(os.path.join(root, ".mmfs", "stats")) as f:
+            s = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    out = {op: r["count"] for op, r in s.get("requests", {}).items() if r.get("count")}
+    out.update({"listed_entries": s.get("listing", {}).get("entries", 0),
+                "largest_readdir_request": s.get("listing", {}).get("largest_request_bytes", 0)})
+    return out
+
+
 def million(args):
-    """Mount time, listing and daemon memory at 1M entries (metadata-only files)."""
+    """Mount time, cold and warm os.walk, ImageFolder construction (warm) and daemon memory at
+    1,000,000 metadata-only entries (1,000 folders of 1,000 files), for the peers in --peers."""
     n = 1_000_000
     work = args.work
     src = os.path.join(work, f"meta-{n}")
@@ -666,27 +695,40 @@ def million(args):
     dataset = os.path.join(work, f"meta-{n}.mmfs")
     if not os.path.exists(dataset):
         run([MMFS, "pack", "-q", src, dataset])
-    peers = [Native(work, src), KernelSquashfs(work, image, None), SquashfuseLL(work, image, None),
-             Mmfs(work, dataset, None, ["--ram-cache", "64M"])]
-    res = {"mount": {}, "list": {}}
-    rss = {}
+    known = {"native": lambda: Native(work, src),
+             "squashfs": lambda: KernelSquashfs(work, image, None),
+             "squashfuse_ll": lambda: SquashfuseLL(work, image, None),
+             "mmfs": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M"] + args.mmfs_option)}
+    peers = [known[p]() for p in args.peers.split(",") if p in known]
+    res = {"mount": {}, "list": {}, "list-warm": {}, "imagefolder": {}}
     for p in peers:
         p.stop()
         drop_caches()
         p.start()
         try:
             res["mount"][p.name] = {"seconds": p.mount_seconds}
-            t = time.monotonic()
-            files = sum(len(fs) for _, _, fs in os.walk(p.root))
-            res["list"][p.name] = {"seconds": time.monotonic() - t, "files": files}
-            if p.daemon_pid():
-                rss[p.name] = peak_rss(p.daemon_pid())
-            log(f"  1M entries {p.name}: mount {p.mount_seconds:.3f} s, "
-                f"cold os.walk {res['list'][p.name]['seconds']:.2f} s ({files} files)")
+            pid = p.daemon_pid()
+            cpu0 = cpu_seconds(pid) if pid else None
+            cold, files = walk_seconds(p.root)
+            cold_cpu = cpu_seconds(pid) - cpu0 if pid else None
+            requests = mmfs_requests(p.root) if isinstance(p, Mmfs) else {}
+            warm, _ = walk_seconds(p.root)
+            r = run([PY, "-c", IMAGEFOLDER_1M, os.path.join(p.root, "train")])
+            folder = json.loads(r.stdout.strip().splitlines()[-1])
+            res["list"][p.name] = {"seconds": cold, "files": files}
+            res["list-warm"][p.name] = {"seconds": warm}
+            res["imagefolder"][p.name] = {"seconds": folder["seconds"]}
+            if pid:
+                res["list"][p.name].update(daemon_cpu_seconds=cold_cpu,
+                                           daemon_peak_rss=peak_rss(pid))
+            if requests:
+                res["list"][p.name]["requests"] = requests
+            log(f"  1M entries {p.name}: mount {p.mount_seconds:.3f} s, cold os.walk {cold:.2f} s "
+                f"({files} files), warm {warm:.2f} s, ImageFolder {folder['seconds']:.2f} s "
+                f"({folder['samples']}), daemon cpu {cold_cpu}, "
+                f"rss {res['list'][p.name].get('daemon_peak_rss')}, requests {requests}")
         finally:
             p.stop()
-    for name, r in rss.items():
-        res["list"][name]["daemon_peak_rss"] = r
     return res
 
 
@@ -725,6 +767,9 @@ def main():
                     help="the origin's throttle for --cluster")
     ap.add_argument("--no-peers", action="store_true",
                     help="skip the table of peers (with --readahead, --epochs, --million)")
+    ap.add_argument("--mmfs-option", action="append", default=[],
+                    help="an extra argument for mmfs mount in --million (repeat it): -o "
+                         "opendir=on, ...")
     ap.add_argument("--report", help="only rewrite latest.md from this results .jsonl file")
     args = ap.parse_args()
     if args.report:
@@ -732,6 +777,18 @@ def main():
     if os.geteuid() != 0:
         sys.exit("bench.py needs root (drop_caches, mounts, cgroups)")
     os.makedirs(args.work, exist_ok=True)
+    if args.no_peers and not (args.epochs or args.readahead or args.hint or args.cluster
+                              or args.memory):
+        # --million alone needs none of the image dataset: --peers then picks its peers.
+        if args.million:
+            m = million(args)
+            rows = [("mount, 1M entries", "", m["mount"]),
+                    ("os.walk, 1M entries", "cold", m["list"]),
+                    ("os.walk, 1M entries", "warm", m["list-warm"]),
+                    ("ImageFolder, 1M entries", "warm", m["imagefolder"])]
+            write_report(args, [_Recorded(name, None, 0) for name in m["mount"]], rows,
+                         datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ"))
+        return
     src, filelist, image, sq_seconds, dataset, mmfs_seconds = prepare(args, args.work)
     all_peers = {
         "native": Native(args.work, src),
@@ -801,6 +858,8 @@ def main():
         m = million(args)
         rows.append(("mount, 1M entries", "", m["mount"]))
         rows.append(("os.walk, 1M entries", "cold", m["list"]))
+        rows.append(("os.walk, 1M entries", "warm", m["list-warm"]))
+        rows.append(("ImageFolder, 1M entries", "warm", m["imagefolder"]))
     if args.memory:
         args.memory_mmfs = args.memory_mmfs or ["--memory {data}"]
         rows.append(("loader-raw epochs 2-3", "equal memory, cloud-volume",

@@ -150,6 +150,9 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
     result = child.status().code() == StatusCode::kNotFound ? child.status()
                                                             : origin_->CountError(child.status());
   } else {
+    // A directory is looked up right before it is listed (os.walk, scandir of a path): its
+    // listing's index pages start loading while the kernel is still on its way to READDIR.
+    if (child->is_dir()) dataset_->PrefetchChildren(*child);
     result = EntryAttr(*child);
   }
   if (!result.ok()) timer.Fail();
@@ -167,6 +170,31 @@ Result<Attr> Filesystem::GetAttr(uint64_t ino) {
   }
   if (!result.ok()) timer.Fail();
   return result;
+}
+
+Result<Attr> Filesystem::OpenDir(uint64_t ino) {
+  OpTimer timer(metrics_, Op::kOpendir);
+  Result<Attr> result = control_->Owns(ino) ? control_->GetAttr(ino)
+                        : views_->Owns(ino)  ? views_->GetAttr(ino)
+                                             : Result<Attr>(Attr{});
+  if (!control_->Owns(ino) && !views_->Owns(ino)) {
+    auto e = EntryForIno(ino);
+    result = e.ok() ? Result<Attr>(EntryAttr(*e)) : origin_->CountError(e.status());
+  }
+  if (result.ok() && !S_ISDIR(result->mode)) {
+    result = Status::NotADirectory("opendir of a non-directory");
+  }
+  if (!result.ok()) timer.Fail();
+  return result;
+}
+
+void Filesystem::NoteListing(size_t request_bytes, uint64_t entries) {
+  metrics_.listed_entries.fetch_add(entries, std::memory_order_relaxed);
+  uint64_t seen = metrics_.largest_readdir_request.load(std::memory_order_relaxed);
+  while (request_bytes > seen &&
+         !metrics_.largest_readdir_request.compare_exchange_weak(seen, request_bytes,
+                                                                  std::memory_order_relaxed)) {
+  }
 }
 
 Status Filesystem::ReadDir(
@@ -188,6 +216,8 @@ Status Filesystem::ReadDir(
     timer.Fail();
     return Status::NotADirectory("not a directory");
   }
+  // The root is never looked up, and a listing may come long after its LOOKUP.
+  if (offset == 0) dataset_->PrefetchChildren(*dir);
   // Positions: 1 = ".", 2 = "..", 3 + i = child i.
   Attr self = EntryAttr(*dir);
   auto p = dataset_->GetEntry(dir->record.parent);
@@ -202,6 +232,9 @@ Status Filesystem::ReadDir(
     }
     if (!emit(child->name, EntryAttr(*child), 3 + i)) return Status::Ok();
   }
+  // Listed to the end: the kernel keeps the listing (no_opendir), so the daemon need not keep
+  // the index pages mapped.
+  dataset_->ReleaseChildren(*dir);
   return Status::Ok();
 }
 
@@ -403,6 +436,8 @@ StatsSnapshot Filesystem::Stats() const {
   warmup_->Stats(&s.warmup);
   s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
   s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
+  s.listed_entries = metrics_.listed_entries.load(std::memory_order_relaxed);
+  s.largest_readdir_request = metrics_.largest_readdir_request.load(std::memory_order_relaxed);
   s.memory = MemoryStatsOf(ResidentBytes(), governor_.load());
   s.memory.page_cache_drops = metrics_.page_cache_drops.load(std::memory_order_relaxed);
   s.memory.page_cache_drops_skipped =

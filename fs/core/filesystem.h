@@ -74,6 +74,10 @@ class Filesystem {
 
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
   Result<Attr> GetAttr(uint64_t ino);
+  // GetAttr for an OPENDIR, counted as one; NotADirectory for anything else.
+  Result<Attr> OpenDir(uint64_t ino);
+  // A READDIR(PLUS) reply of `entries` entries to a request for `request_bytes` (counters).
+  void NoteListing(size_t request_bytes, uint64_t entries);
   // Emits entries after position `offset` (0 = from the start). `emit(name, attr, next_offset)`
   // returns false when the caller's buffer is full; that entry is then emitted again next call.
   Status ReadDir(uint64_t ino, uint64_t offset,

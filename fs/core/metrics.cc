@@ -17,6 +17,7 @@ std::string_view OpName(Op op) {
     case Op::kListxattr: return "listxattr";
     case Op::kWrite: return "write";
     case Op::kIoctl: return "ioctl";
+    case Op::kOpendir: return "opendir";
     case Op::kCount: break;
   }
   return "unknown";

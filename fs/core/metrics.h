@@ -26,6 +26,7 @@ enum class Op : int {
   kListxattr,
   kWrite,  // any modifying request, all refused with EROFS
   kIoctl,  // answered "not a terminal": Python's open() asks isatty() of every file
+  kOpendir,  // only until the kernel takes ENOSYS as "never again" (no_opendir)
   kCount,
 };
 
@@ -60,6 +61,11 @@ class Metrics {
   // from the mount's page cache, and drops not done (queue full, inode gone).
   std::atomic<uint64_t> page_cache_drops{0};
   std::atomic<uint64_t> page_cache_drops_skipped{0};
+  // Directory entries in READDIR(PLUS) replies, and the largest buffer the kernel asked for
+  // (4 KiB on older kernels; newer ones size it from getdents' buffer): entries per reply is
+  // listed_entries / readdir requests.
+  std::atomic<uint64_t> listed_entries{0};
+  std::atomic<uint64_t> largest_readdir_request{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
  private:

@@ -125,6 +125,7 @@ struct StatsSnapshot {
   WhatIfStats what_if;
   WarmupStats warmup;
   uint64_t checksum_errors = 0, io_errors = 0;
+  uint64_t listed_entries = 0, largest_readdir_request = 0;  // Metrics
   MemoryStats memory;
   std::vector<ViewStats> views;  // ascending side
 };

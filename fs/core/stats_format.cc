@@ -252,6 +252,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
         {"evicted", w.evicted},
         {"last_sync", w.last_sync}}},
       {"errors", {{"checksum", s.checksum_errors}, {"io", s.io_errors}}},
+      {"listing",
+       {{"entries", s.listed_entries}, {"largest_request_bytes", s.largest_readdir_request}}},
       {"memory", MemoryJson(s.memory)},
   };
   // Keyed by side, as a loader names them (@256): {"256": {...}}.
@@ -335,6 +337,8 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            ds, d(s.checksum_errors));
   w.Single("mmfs_io_errors_total", "counter", "System call failures while reading shards.", ds,
            d(s.io_errors));
+  w.Single("mmfs_listed_entries_total", "counter", "Directory entries in READDIR replies.", ds,
+           d(s.listed_entries));
   w.Single("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.", ds,
            d(s.memory.rss_bytes));
   if (s.memory.governed) {

@@ -191,6 +191,45 @@ Result<Entry> Dataset::LookupChild(const Entry& dir, std::string_view name) cons
   return Status::NotFound(std::string(name));
 }
 
+void Dataset::AdviseChildren(const Entry& dir, int advice, size_t margin) const {
+  if (!dir.is_dir() || dir.child_count() == 0) return;
+  const uint64_t first = dir.first_child();
+  const uint64_t count = dir.child_count();  // GetEntry checked the run lies inside the index
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  auto advise = [&](const char* begin, const char* end) {
+    const auto base = reinterpret_cast<uintptr_t>(index_map_);
+    const uintptr_t limit = base + index_map_size_;
+    const auto b = reinterpret_cast<uintptr_t>(begin);
+    const auto e = reinterpret_cast<uintptr_t>(end);
+    const uintptr_t from = (b - base > margin ? b - margin : base) & ~(page - 1);
+    const uintptr_t to = limit - e > margin ? e + margin : limit;
+    if (from < to) ::madvise(reinterpret_cast<void*>(from), to - from, advice);
+  };
+  const char* records = reinterpret_cast<const char*>(entries_ + first);
+  advise(records, records + count * sizeof(EntryRecord));
+  // The names of one run are written in the run's order (IndexBuilder): from the first child's
+  // name to the end of the last child's. Reading both records waits for at most the first page
+  // of the read just started. An index from another writer may order names otherwise; the span
+  // is then only a hint, bounded by the name table.
+  const EntryRecord& a = entries_[first];
+  const EntryRecord& b = entries_[first + count - 1];
+  if (a.name_offset <= b.name_offset && b.name_offset <= strings_size_ &&
+      b.name_len <= strings_size_ - b.name_offset) {
+    advise(strings_ + a.name_offset, strings_ + b.name_offset + b.name_len);
+  }
+}
+
+void Dataset::PrefetchChildren(const Entry& dir) const { AdviseChildren(dir, MADV_WILLNEED, 0); }
+
+// Safe while other threads read the same pages: a read-only shared file mapping loses nothing,
+// and their next access maps the page again from the page cache (a minor fault). The margin is
+// the kernel's fault-around window (fault_around_bytes, 64 KiB): a fault maps the cached pages
+// around it too, so listing one directory maps the end of the span before it, already released;
+// measured, releasing the exact spans left 78 MB of a 76 MB index mapped after a 1M walk.
+void Dataset::ReleaseChildren(const Entry& dir) const {
+  AdviseChildren(dir, MADV_DONTNEED, kFaultAroundBytes);
+}
+
 Result<std::string_view> Dataset::LinkTarget(const Entry& link) const {
   if (!link.is_symlink()) return Status::InvalidArgument("not a symbolic link");
   return std::string_view(strings_ + link.record.data_offset, link.record.size);

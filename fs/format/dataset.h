@@ -74,6 +74,15 @@ class Dataset {
   Result<Entry> LookupChild(const Entry& dir, std::string_view name) const;
   // Symlink target.
   Result<std::string_view> LinkTarget(const Entry& link) const;
+  // Starts reading directory `dir`'s records and names into the page cache (madvise WILLNEED;
+  // returns at once). The index is mapped MADV_RANDOM, right for the binary search of a lookup
+  // but one 4 KiB read per page fault for a listing: a 1,000-entry directory is 64 KB of records
+  // and ~13 KB of names, contiguous (breadth-first numbering), so one call makes it two reads.
+  void PrefetchChildren(const Entry& dir) const;
+  // Unmaps the same span from the daemon once a listing is done (MADV_DONTNEED; the page cache
+  // keeps the pages, as it keeps a kernel filesystem's directory blocks). Without it a walk of
+  // every directory leaves the whole index in the daemon's RSS: 74 MB at 1M entries.
+  void ReleaseChildren(const Entry& dir) const;
   // "train/cat/0001.jpg" (for messages; walks the parents).
   std::string PathOf(uint64_t index) const;
 
@@ -114,6 +123,10 @@ class Dataset {
   Dataset() = default;
   Status OpenIndex();
   Status OpenShards();
+  // madvise(`advice`) over directory `dir`'s records and names, each span widened by `margin`
+  // bytes on both sides (within the mapping).
+  void AdviseChildren(const Entry& dir, int advice, size_t margin) const;
+  static constexpr size_t kFaultAroundBytes = 64 << 10;
 
   std::string dir_;
   Manifest manifest_;

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "fs/base/file_util.h"
 #include "fs/fuse/errno_map.h"
+#include "fs/format/format.h"
 
 namespace mmfs::fs {
 
@@ -102,6 +104,14 @@ void OnInit(void* userdata, fuse_conn_info* conn) {
       break;
   }
   cfg->no_open = (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) != 0;
+  // See OnOpendir. The kernel then keeps every listing (FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR) for
+  // as long as it keeps the directory's inode: right for a dataset, which never changes, and for
+  // `.mmfs`, whose names are fixed for the mount (ControlDir::ReadDir; what changes is the
+  // snapshots' contents, which each LOOKUP renders anew with zero timeouts).
+  if (cfg->cache_listings && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0) {
+    conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+    cfg->no_opendir = true;
+  }
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   // Nothing here ever changes, so the kernel need not check mtimes to keep its page cache.
@@ -223,15 +233,18 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   if (data->tier_holds && cfg.dropper != nullptr) cfg.dropper->Queue(ino);
 }
 
+// With no_opendir the first OPENDIR is answered ENOSYS, after which the kernel sends neither
+// OPENDIR nor RELEASEDIR again: two round trips fewer per directory listed, and every listing
+// cached from its first READDIR on (bench/README.md, "Listing a million files").
 void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FuseOpsConfig& cfg = Config(req);
-  auto attr = cfg.fs->GetAttr(ino);
+  auto attr = cfg.fs->OpenDir(ino);
   if (!attr.ok()) {
     fuse_reply_err(req, ToErrno(attr.status()));
     return;
   }
-  if (!S_ISDIR(attr->mode)) {
-    fuse_reply_err(req, ToErrno(Status::NotADirectory("opendir of a non-directory")));
+  if (cfg.no_opendir) {
+    fuse_reply_err(req, ENOSYS);
     return;
   }
   if (!attr->is_volatile) {
@@ -244,34 +257,41 @@ void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 template <bool kPlus>
 void DoReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
   FuseOpsConfig& cfg = Config(req);
-  std::vector<char> buf(size);
+  // Not zero-filled: fuse_add_direntry writes every byte it counts, padding included.
+  auto buf = std::make_unique_for_overwrite<char[]>(size);
   size_t used = 0;
+  uint64_t entries = 0;
+  char name_z[format::kMaxNameLength + 1];  // libfuse wants NUL-terminated names
   Status s = cfg.fs->ReadDir(
       ino, static_cast<uint64_t>(off),
       [&](std::string_view name, const Attr& attr, uint64_t next) {
-        std::string n(name);
+        const size_t len = std::min(name.size(), format::kMaxNameLength);
+        std::memcpy(name_z, name.data(), len);
+        name_z[len] = '\0';
         size_t need;
         if constexpr (kPlus) {
           fuse_entry_param e = ToEntry(cfg, attr);
-          need = fuse_add_direntry_plus(req, buf.data() + used, size - used, n.c_str(), &e,
+          need = fuse_add_direntry_plus(req, buf.get() + used, size - used, name_z, &e,
                                         static_cast<off_t>(next));
         } else {
+          // fuse_add_direntry reads only st_ino and the type bits of st_mode.
           struct stat st;
-          std::memset(&st, 0, sizeof st);
           st.st_ino = attr.ino;
           st.st_mode = attr.mode;
-          need = fuse_add_direntry(req, buf.data() + used, size - used, n.c_str(), &st,
+          need = fuse_add_direntry(req, buf.get() + used, size - used, name_z, &st,
                                    static_cast<off_t>(next));
         }
         if (need > size - used) return false;
         used += need;
+        ++entries;
         return true;
       });
   if (!s.ok() && used == 0) {
     fuse_reply_err(req, ToErrno(s));
     return;
   }
-  fuse_reply_buf(req, buf.data(), used);
+  cfg.fs->NoteListing(size, entries);
+  fuse_reply_buf(req, buf.get(), used);
 }
 
 void OnReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {

@@ -2,8 +2,8 @@
 // Status results into errno replies. Nothing else in mmfs speaks errno to the kernel.
 //
 // What the kernel may cache it is told to cache (the data never changes): long entry and attribute
-// timeouts, negative entries, cached directory listings; `open` answers ENOSYS where the kernel
-// supports no_open, so warm reads never reach the daemon; `flush` is deliberately not implemented
+// timeouts, negative entries, cached directory listings; `open` and `opendir` answer ENOSYS where
+// the kernel supports no_open and no_opendir, so warm reads never reach the daemon; `flush` is deliberately not implemented
 // (even a no-op costs a round trip per close). A file the prefetcher has loaded is pushed into
 // the page cache right after its LOOKUP reply, so its READ never comes.
 //
@@ -32,6 +32,10 @@ struct FuseOpsConfig {
   ReaddirPlus readdirplus = ReaddirPlus::kOff;
   unsigned max_background = 64;
   bool no_open = false;  // set at init: the kernel supports FUSE_CAP_NO_OPEN_SUPPORT
+  // Let the kernel keep directory listings with no OPENDIR (FUSE_CAP_NO_OPENDIR_SUPPORT);
+  // `no_opendir` is set at init when it does.
+  bool cache_listings = true;
+  bool no_opendir = false;
   // The mount's read-ahead, which caps the size of READ requests: written to
   // `read_ahead_sysfs_path` (/sys/class/bdi/MAJ:MIN/read_ahead_kb) at INIT, before the reply,
   // since the kernel lowers it to the reply's max_readahead when it processes the reply.

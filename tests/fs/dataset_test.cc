@@ -7,6 +7,8 @@
 #include <xxhash.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "fs/format/dataset_writer.h"
 #include "tests/pack_helper.h"
@@ -68,6 +70,49 @@ TEST_F(DatasetTest, RootChildrenSortedAndLookup) {
   EXPECT_EQ(ds->PathOf(one->index), "b/1.txt");
   auto c = ds->LookupChild(*root, "c");
   EXPECT_EQ(ds->LookupChild(*c, "d")->child_count(), 0u);
+}
+
+// A listing's spans are advised in (WILLNEED) and unmapped (DONTNEED) around other readers of
+// the same pages: the entries read the same before, between and after, on a directory spanning
+// many pages, an empty directory and a file (no-ops).
+TEST_F(DatasetTest, ListingSpansPrefetchedAndReleasedReadTheSame) {
+  for (int i = 0; i < 3000; ++i) {
+    WriteFile(tmp_ / ("src2/many/" + std::to_string(100000 + i) + ".txt"), "");
+  }
+  std::filesystem::create_directories(tmp_ / "src2/empty_dir");
+  ASSERT_TRUE(testing::PackFolder(tmp_ / "src2", tmp_ / "ds2").ok());
+  auto opened = Dataset::Open(tmp_ / "ds2");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const Dataset& ds = **opened;
+  auto root = ds.GetEntry(0);
+  ASSERT_TRUE(root.ok());
+  auto many = ds.LookupChild(*root, "many");
+  auto empty = ds.LookupChild(*root, "empty_dir");
+  ASSERT_TRUE(many.ok() && empty.ok());
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (uint64_t i = 0; i < many->child_count(); ++i) {
+      auto e = ds.GetEntry(many->first_child() + i);
+      EXPECT_TRUE(e.ok());
+      if (e.ok()) out.emplace_back(e->name);
+    }
+    return out;
+  };
+  ds.PrefetchChildren(*many);
+  const std::vector<std::string> first = names();
+  ASSERT_EQ(first.size(), 3000u);
+  EXPECT_EQ(first.front(), "100000.txt");
+  EXPECT_EQ(first.back(), "102999.txt");
+  ds.ReleaseChildren(*many);
+  EXPECT_EQ(names(), first);
+  ds.ReleaseChildren(*root);  // the neighbours' spans too
+  ds.PrefetchChildren(*empty);
+  ds.ReleaseChildren(*empty);
+  auto file = ds.GetEntry(many->first_child());
+  ASSERT_TRUE(file.ok());
+  ds.PrefetchChildren(*file);
+  ds.ReleaseChildren(*file);
+  EXPECT_EQ(names(), first);
 }
 
 TEST_F(DatasetTest, SampleMembersShareOneRecord) {

@@ -513,6 +513,24 @@ TEST_F(FilesystemTest, ReadDirStreamsInBatchesAndHidesControlDir) {
   EXPECT_EQ(List(control->ino, 10), (std::vector<std::string>{".", "..", "stats", "metrics"}));
 }
 
+TEST_F(FilesystemTest, OpenDirIsCountedAndRefusesFiles) {
+  auto many = Walk("many");
+  auto opened = fs_->OpenDir(many.ino);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->ino, many.ino);
+  auto file = fs_->OpenDir(Walk("big.bin").ino);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), StatusCode::kNotADirectory);
+  fs_->NoteListing(32768, 300);
+  fs_->NoteListing(4096, 2);  // the largest request is kept
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["requests"]["opendir"]["count"], 2);
+  EXPECT_EQ(j["requests"]["opendir"]["errors"], 1);
+  EXPECT_EQ(j["requests"]["getattr"]["count"], 0) << "an OPENDIR is not a GETATTR";
+  EXPECT_EQ(j["listing"]["entries"], 302);
+  EXPECT_EQ(j["listing"]["largest_request_bytes"], 32768);
+}
+
 TEST_F(FilesystemTest, StatsSnapshotsAreFreshInodes) {
   auto control = *fs_->Lookup(kRootIno, kControlDirName);
   auto first = fs_->Lookup(control.ino, kStatsFileName);

@@ -29,6 +29,7 @@ TEST(MountOptionsTest, DefaultsWithNoOptions) {
   EXPECT_EQ(parsed->readdirplus, fs::ReaddirPlus::kOff);
   EXPECT_TRUE(parsed->hint);
   EXPECT_TRUE(parsed->push);
+  EXPECT_TRUE(parsed->cache_listings);
   EXPECT_FALSE(parsed->nonempty);
   EXPECT_FALSE(parsed->ram_cache.has_value());
   EXPECT_TRUE(parsed->cache_dir.empty());
@@ -55,10 +56,17 @@ TEST(MountOptionsTest, OnOffValues) {
   EXPECT_FALSE(off->push);
   EXPECT_EQ(off->hold_once, false);
   EXPECT_FALSE(ParseMountOptions(WithOptions({})).value().hold_once.has_value());
+  // opendir=on asks for the OPENDIR round trip, so listings are no longer cached.
+  auto opendir_on = ParseMountOptions(WithOptions({"opendir=on"}));
+  ASSERT_TRUE(opendir_on.ok()) << opendir_on.status().ToString();
+  EXPECT_FALSE(opendir_on->cache_listings);
+  auto opendir_off = ParseMountOptions(WithOptions({"opendir=off"}));
+  ASSERT_TRUE(opendir_off.ok()) << opendir_off.status().ToString();
+  EXPECT_TRUE(opendir_off->cache_listings);
 }
 
 TEST(MountOptionsTest, BadOnOffValueNamesTheOptionAndTheValue) {
-  for (const std::string key : {"readahead", "hint", "direct", "push", "hold_once"}) {
+  for (const std::string key : {"readahead", "hint", "direct", "push", "hold_once", "opendir"}) {
     auto parsed = ParseMountOptions(WithOptions({key + "=maybe"}));
     ASSERT_FALSE(parsed.ok()) << key;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);

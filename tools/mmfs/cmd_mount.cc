@@ -275,6 +275,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   config.readdirplus = opts.readdirplus;
   config.push_prefetched = opts.push;
   config.hold_once = opts.hold_once.value_or(opts.memory.has_value());
+  config.cache_listings = opts.cache_listings;
   auto server = fs::FuseServer::Mount(&config, opts.mount);
   if (!server.ok()) {
     report(server.status().message());

@@ -77,6 +77,10 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
       MMFS_ASSIGN_OR_RETURN(out->hold_once, ParseOnOff(key, value));
     } else if (key == "push") {
       MMFS_ASSIGN_OR_RETURN(out->push, ParseOnOff(key, value));
+    } else if (key == "opendir") {
+      bool send = false;
+      MMFS_ASSIGN_OR_RETURN(send, ParseOnOff(key, value));
+      out->cache_listings = !send;
     } else if (key == "nonempty") {
       out->nonempty = true;
     } else if (key == "overlay") {

@@ -39,6 +39,8 @@ struct ParsedMountOptions {
   // -o hold_once: files the RAM tier holds leave the page cache; nullopt: on with --memory only
   // (with memory to spare the kernel's copy makes warm reads free).
   std::optional<bool> hold_once;
+  // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
+  bool cache_listings = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
   std::optional<uint64_t> memory;            // -o memory / --memory; nullopt: derived
   std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
