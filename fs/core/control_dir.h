@@ -22,13 +22,18 @@
 
 #include "fs/base/status.h"
 #include "fs/core/fs_types.h"
+#include "fs/core/stats.h"
 
 namespace mmfs::fs {
+
+// The query of a `stats?...` name (without "stats?"); InvalidArgument for an unknown key or a
+// value out of range (window 0 < s <= 3600, top 1..1000).
+Result<StatsQuery> ParseStatsQuery(std::string_view query);
 
 class ControlDir {
  public:
   enum class File { kStats, kMetrics };
-  using Render = std::function<std::string(File)>;
+  using Render = std::function<std::string(File, const StatsQuery&)>;
 
   // `dir_ino`: the directory's inode, the first above the dataset's.
   ControlDir(uint64_t dir_ino, Render render);
@@ -38,7 +43,8 @@ class ControlDir {
   uint64_t dir_ino() const { return dir_ino_; }
   // `.mmfs` (or `.mmfs.d` under an overlay front) in the root; nullopt for any other name.
   std::optional<Attr> LookupInRoot(std::string_view name) const;
-  // A name inside `.mmfs`.
+  // A name inside `.mmfs`. `stats?window=SECONDS&top=N` (either, in any order) is `stats`
+  // rendered with that query (ParseStatsQuery); not listed.
   Result<Attr> Lookup(std::string_view name);
   Result<Attr> GetAttr(uint64_t ino) const;
   Status ReadDir(uint64_t offset,
