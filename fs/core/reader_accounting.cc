@@ -380,7 +380,7 @@ ReaderRow ReaderAccounting::RowOf(const Amounts& a) {
 namespace {
 
 bool Active(const ReaderRow& r) {
-  return r.requests > 0 || r.rchar_bytes > 0 || r.stall_seconds > 0;
+  return r.requests > 0 || r.stall_seconds > 0 || r.rchar_bytes >= kActiveReadBytes;
 }
 
 void AddRow(ReaderRow* into, const ReaderRow& r) {

@@ -18,6 +18,11 @@
 // buckets. A reader is observed from its first sample (the first tick or snapshot after its
 // first request); CPU time a process spends between its last tick and its exit is not seen.
 //
+// A reader is shown (and judged) for a window in which it sent mmfs a request, or read at least
+// kActiveReadBytes from anything (rchar: a loader whose files all come from the page cache sends
+// no request); a process that once looked at the mount and now reads a pipe now and then (a
+// shell, a test, DataLoader's main process) is tracked but not shown.
+//
 // Bounds: max_threads thread slots (requests of threads beyond it are only counted as
 // untracked), max_processes processes (an inactive one is folded into "finished" to make room),
 // max_commands command names in the totals (the rest under "other").
@@ -50,6 +55,8 @@ class Clock {
 };
 // std::chrono::steady_clock.
 const Clock& SteadyClock();
+
+inline constexpr uint64_t kActiveReadBytes = 64 << 10;
 
 struct ReaderAccountingOptions {
   int64_t tick_ns = 1'000'000'000;  // sampler period; windows are interpolated between ticks

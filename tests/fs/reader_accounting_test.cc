@@ -272,8 +272,9 @@ TEST_F(ReaderAccountingTest, TheThreadTableIsBounded) {
 }
 
 TEST_F(ReaderAccountingTest, ProcessesWithoutActivityInTheWindowAreNotShown) {
-  Start(500, "bash", 0);  // looked at the mount once, then nothing
+  Start(500, "bash", 0);  // looked at the mount once, then read a pipe now and then
   for (int t = 1; t <= 20; ++t) {
+    proc_->procs[500].rchar += 1000;
     At(t);
     acct_->Tick();
   }
@@ -281,6 +282,12 @@ TEST_F(ReaderAccountingTest, ProcessesWithoutActivityInTheWindowAreNotShown) {
   EXPECT_TRUE(s.rows.empty());
   EXPECT_EQ(s.verdict, ReaderVerdict::kNone);
   EXPECT_EQ(s.tracked_processes, 1u);
+  // Reading 64 KiB in the window (from the page cache, say) makes it a reader again.
+  proc_->procs[500].rchar += kActiveReadBytes;
+  At(21);
+  s = acct_->Snapshot(10, 8);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].pid, 500u);
 }
 
 TEST(ReaderVerdictTest, Thresholds) {

@@ -9,7 +9,8 @@ RESULT, then waits for EOF on stdin (the test reads `mmfs stats` meanwhile; the 
 be alive to have a row of its own).
 
   io       a second thread reads cold files one after another (the main thread lists the tree
-           first): the thread's TID is not the process's, which the accounting must map back
+           first) and then waits on stdin: the thread's TID is not the process's, which the
+           accounting must map back
   compute  reads 60 images once (warming the page cache), then reads one (warm) and decodes it
            with PIL several times, file after file
   idle     reads a file, sleeps 0.2 s, reads the next
@@ -59,9 +60,11 @@ if mode == "compute":
 t_cpu = time.process_time()
 t0 = time.monotonic()
 if mode == "io":
-    worker = threading.Thread(target=io_workload)
+    # The thread outlives the workload (it waits on stdin) so that the stats show both threads.
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (io_workload(), done.set(), sys.stdin.read()))
     worker.start()
-    worker.join()
+    done.wait()
 elif mode == "compute":
     i = 0
     while time.monotonic() - t0 < seconds:
@@ -87,4 +90,7 @@ out["cpu"] = time.process_time() - t_cpu
 with open(result + ".tmp", "w") as f:
     json.dump(out, f)
 os.rename(result + ".tmp", result)
-sys.stdin.read()
+if mode == "io":
+    worker.join()
+else:
+    sys.stdin.read()
