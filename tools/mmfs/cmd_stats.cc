@@ -217,7 +217,8 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
 }  // namespace
 
 // `name`: the stats file, or its query form with the readers' window (readers_view.h).
-Result<nlohmann::json> ReadStats(const std::string& mnt, const std::string& name = fs::kStatsFileName) {
+Result<nlohmann::json> ReadStats(const std::string& mnt,
+                                 const std::string& name = fs::kStatsFileName) {
   std::string path = mnt + "/" + fs::kControlDirName + "/" + name;
   auto text = ReadWholeFile(path, 64ull << 20);
   if (!text.ok()) {
@@ -264,9 +265,9 @@ int Watch(const StatsArgs& args) {
       return 1;
     }
     if (lines++ % 20 == 0) {
-      std::printf("%8s %9s %10s %9s %8s %8s %10s %9s %9s %8s %7s\n", "time", "reads/s",
-                  "served/s", "lookups/s", "ram hit", "ssd hit", "origin/s", "p99 read", "errors",
-                  "rss", "stall");
+      std::printf("%8s %9s %10s %9s %8s %8s %10s %9s %9s %8s %7s\n", "time", "reads/s", "served/s",
+                  "lookups/s", "ram hit", "ssd hit", "origin/s", "p99 read", "errors", "rss",
+                  "stall");
     }
     const auto& a = *prev;
     const auto& b = *cur;
@@ -289,11 +290,10 @@ int Watch(const StatsArgs& args) {
     std::printf("%8s %9.0f %8s/s %9.0f %8s %8s %8s/s %9s %9s %8s %7s\n", when,
                 rate({"requests", "read", "count"}),
                 FormatBytes(static_cast<uint64_t>(rate({"bytes_served"}))).c_str(),
-                rate({"requests", "lookup", "count"}), tier_ratio(0).c_str(),
-                tier_ratio(1).c_str(),
+                rate({"requests", "lookup", "count"}), tier_ratio(0).c_str(), tier_ratio(1).c_str(),
                 FormatBytes(static_cast<uint64_t>(rate({"origin", "bytes"}))).c_str(),
-                Micros(U(b, {"requests", "read", "p99_us"})).c_str(),
-                FormatCount(errors).c_str(), FormatBytes(U(b, {"memory", "rss_bytes"})).c_str(),
+                Micros(U(b, {"requests", "read", "p99_us"})).c_str(), FormatCount(errors).c_str(),
+                FormatBytes(U(b, {"memory", "rss_bytes"})).c_str(),
                 readers.ok() ? StallColumn(*readers).c_str() : "-");
     std::fflush(stdout);
     prev = std::move(cur);
@@ -453,9 +453,9 @@ int RunStats(const StatsArgs& args) {
     PrintWhatIf(j);
     return 0;
   }
-  std::string path = args.mountpoint + "/" + fs::kControlDirName + "/" +
-                     (args.prometheus ? std::string(fs::kMetricsFileName)
-                                      : StatsQueryName(args.window, args.top));
+  std::string path =
+      args.mountpoint + "/" + fs::kControlDirName + "/" +
+      (args.prometheus ? std::string(fs::kMetricsFileName) : StatsQueryName(args.window, args.top));
   auto text = ReadWholeFile(path, 64ull << 20);
   if (!text.ok()) {
     PrintError(args.mountpoint + " is not an mmfs mount, or its daemon is not answering (" +
