@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "fs/base/file_util.h"
@@ -66,6 +68,13 @@ class ProcfsReader : public ProcReader {
     s.start_ticks = stat->start_ticks;
     s.cpu_ns = static_cast<uint64_t>(static_cast<double>(stat->utime_ticks + stat->stime_ticks) *
                                      ns_per_tick_);
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ec)) {
+      auto text = ReadWholeFile(task.path().string() + "/schedstat", 256);
+      if (!text.ok()) continue;  // a thread that just ended
+      auto delay = ParseSchedstatRunDelay(*text);
+      if (delay.ok()) s.runq_ns += *delay;
+    }
     auto io = ReadWholeFile(dir + "/io", 1 << 16);
     if (io.ok()) {
       auto rchar = ParseIoRchar(*io);
@@ -113,6 +122,16 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
 }
 
 Result<uint64_t> ParseStatusTgid(std::string_view text) { return KeyValue(text, "Tgid"); }
+
+Result<uint64_t> ParseSchedstatRunDelay(std::string_view text) {
+  const size_t a = text.find(' ');
+  if (a == std::string_view::npos) return Status::Corruption("schedstat: one field");
+  const size_t b = text.find(' ', a + 1);
+  if (b == std::string_view::npos) return Status::Corruption("schedstat: two fields");
+  uint64_t n = 0;
+  if (!ParseU64(text.substr(a + 1, b - a - 1), &n)) return Status::Corruption("schedstat");
+  return n;
+}
 Result<uint64_t> ParseIoRchar(std::string_view text) { return KeyValue(text, "rchar"); }
 
 std::unique_ptr<ProcReader> NewProcfsReader(std::string root) {

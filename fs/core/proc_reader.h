@@ -30,8 +30,12 @@ struct ProcessSample {
   std::string comm;          // the command name (prctl PR_SET_NAME), e.g. "pt_data_worker"
   uint64_t start_ticks = 0;  // identity of the process
   uint64_t cpu_ns = 0;       // utime + stime of the whole process
-  bool has_io = false;       // /proc/PID/io was readable (same user, or ptrace rights)
-  uint64_t rchar = 0;        // bytes read by the process, from anything (not only the mount)
+  // Time its threads were runnable but waiting for a CPU (field 2 of each
+  // /proc/PID/task/TID/schedstat, summed): on a host with fewer free cores than busy readers,
+  // the time a compute-bound reader does not get to spend on a CPU.
+  uint64_t runq_ns = 0;
+  bool has_io = false;  // /proc/PID/io was readable (same user, or ptrace rights)
+  uint64_t rchar = 0;   // bytes read by the process, from anything (not only the mount)
 };
 
 class ProcReader {
@@ -57,5 +61,7 @@ Result<ProcStat> ParseProcStat(std::string_view text);
 Result<uint64_t> ParseStatusTgid(std::string_view text);
 // The rchar line of /proc/PID/io.
 Result<uint64_t> ParseIoRchar(std::string_view text);
+// The run-queue wait (second field, ns) of /proc/TID/schedstat.
+Result<uint64_t> ParseSchedstatRunDelay(std::string_view text);
 
 }  // namespace mmfs::fs

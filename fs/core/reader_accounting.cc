@@ -33,6 +33,7 @@ ReaderAccounting::Amounts& ReaderAccounting::Amounts::operator+=(const Amounts& 
   alive_ns += o.alive_ns;
   stall_ns += o.stall_ns;
   cpu_ns += o.cpu_ns;
+  runq_ns += o.runq_ns;
   requests += o.requests;
   bytes += o.bytes;
   rchar += o.rchar;
@@ -44,6 +45,7 @@ ReaderAccounting::Amounts ReaderAccounting::Amounts::operator-(const Amounts& o)
   r.alive_ns -= o.alive_ns;
   r.stall_ns -= o.stall_ns;
   r.cpu_ns -= o.cpu_ns;
+  r.runq_ns -= o.runq_ns;
   r.requests -= o.requests;
   r.bytes -= o.bytes;
   r.rchar -= o.rchar;
@@ -141,6 +143,7 @@ ReaderAccounting::Amounts ReaderAccounting::CurrentLocked(const Process& p, int6
   Amounts raw = p.retired;
   raw += p.live;
   raw.cpu_ns = p.cpu_ns;
+  raw.runq_ns = p.runq_ns;
   raw.rchar = p.rchar;
   Amounts a = raw - p.base;
   a.alive_ns = static_cast<double>(now - p.first_ns);
@@ -166,6 +169,7 @@ A Interpolate(const std::vector<std::pair<int64_t, A>>& pts, int64_t t) {
     r.alive_ns += f * d.alive_ns;
     r.stall_ns += f * d.stall_ns;
     r.cpu_ns += f * d.cpu_ns;
+    r.runq_ns += f * d.runq_ns;
     r.requests += f * d.requests;
     r.bytes += f * d.bytes;
     r.rchar += f * d.rchar;
@@ -297,9 +301,11 @@ void ReaderAccounting::RefreshLocked(int64_t now) {
       np.last_seen_ns = now;
       np.first_tick = ticks_;
       np.cpu_ns = static_cast<double>(sample->cpu_ns);
+      np.runq_ns = static_cast<double>(sample->runq_ns);
       np.rchar = static_cast<double>(sample->rchar);
       np.has_io = sample->has_io;
       np.base.cpu_ns = np.cpu_ns;
+      np.base.runq_ns = np.runq_ns;
       np.base.rchar = np.rchar;
       np.history.resize(static_cast<size_t>(options_.history_ticks));
       p = processes_.emplace(task->tgid, std::move(np)).first;
@@ -321,10 +327,11 @@ void ReaderAccounting::RefreshLocked(int64_t now) {
     p.live = live;
     if (!p.based) {
       // Its first sample: what its threads did before it is not in its window.
-      const double cpu = p.base.cpu_ns, rchar = p.base.rchar;
+      const double cpu = p.base.cpu_ns, runq = p.base.runq_ns, rchar = p.base.rchar;
       p.base = p.retired;
       p.base += live;
       p.base.cpu_ns = cpu;
+      p.base.runq_ns = runq;
       p.base.rchar = rchar;
       p.base.alive_ns = 0;
       p.based = true;
@@ -332,6 +339,8 @@ void ReaderAccounting::RefreshLocked(int64_t now) {
     auto sample = proc_->ReadProcess(p.tgid);
     if (sample.ok() && sample->start_ticks == p.start_ticks) {
       p.cpu_ns = static_cast<double>(sample->cpu_ns);
+      // Summed over the threads alive now: it drops when a thread ends; never let it go back.
+      p.runq_ns = std::max(p.runq_ns, static_cast<double>(sample->runq_ns));
       p.rchar = static_cast<double>(sample->rchar);
       p.has_io = sample->has_io;
       p.last_seen_ns = now;
@@ -371,6 +380,7 @@ ReaderRow ReaderAccounting::RowOf(const Amounts& a) {
   r.wall_seconds = std::max(0.0, a.alive_ns / 1e9);
   r.stall_seconds = std::max(0.0, a.stall_ns / 1e9);
   r.cpu_seconds = std::max(0.0, a.cpu_ns / 1e9);
+  r.runq_seconds = std::max(0.0, a.runq_ns / 1e9);
   r.requests = static_cast<uint64_t>(std::max(0.0, a.requests) + 0.5);
   r.served_bytes = static_cast<uint64_t>(std::max(0.0, a.bytes) + 0.5);
   r.rchar_bytes = static_cast<uint64_t>(std::max(0.0, a.rchar) + 0.5);
@@ -387,6 +397,7 @@ void AddRow(ReaderRow* into, const ReaderRow& r) {
   into->wall_seconds += r.wall_seconds;
   into->stall_seconds += r.stall_seconds;
   into->cpu_seconds += r.cpu_seconds;
+  into->runq_seconds += r.runq_seconds;
   into->requests += r.requests;
   into->served_bytes += r.served_bytes;
   into->rchar_bytes += r.rchar_bytes;
@@ -432,15 +443,16 @@ ReadersStats ReaderAccounting::Snapshot(double window_seconds, size_t top) {
   others.kind = ReaderRow::Kind::kOthers;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i < top) {
-      rows[i].verdict =
-          ClassifyReader(rows[i].wall_seconds, rows[i].stall_seconds, rows[i].cpu_seconds);
+      rows[i].verdict = ClassifyReader(rows[i].wall_seconds, rows[i].stall_seconds,
+                                       rows[i].cpu_seconds, rows[i].runq_seconds);
       out.rows.push_back(rows[i]);
     } else {
       AddRow(&others, rows[i]);
     }
   }
   if (others.processes > 0) {
-    others.verdict = ClassifyReader(others.wall_seconds, others.stall_seconds, others.cpu_seconds);
+    others.verdict = ClassifyReader(others.wall_seconds, others.stall_seconds, others.cpu_seconds,
+                                    others.runq_seconds);
     out.rows.push_back(others);
   }
   ReaderRow finished = RowOf(finished_total_ - FinishedAtLocked(now, from));
@@ -449,14 +461,14 @@ ReadersStats ReaderAccounting::Snapshot(double window_seconds, size_t top) {
   finished.processes = static_cast<uint32_t>(
       std::count_if(exits_.begin(), exits_.end(), [&](int64_t t) { return t >= from; }));
   if (Active(finished) || finished.processes > 0) {
-    finished.verdict =
-        ClassifyReader(finished.wall_seconds, finished.stall_seconds, finished.cpu_seconds);
+    finished.verdict = ClassifyReader(finished.wall_seconds, finished.stall_seconds,
+                                      finished.cpu_seconds, finished.runq_seconds);
     out.rows.push_back(finished);
   }
   for (const ReaderRow& r : out.rows) AddRow(&out.total, r);
   out.total.kind = ReaderRow::Kind::kOthers;
-  out.verdict =
-      ClassifyReader(out.total.wall_seconds, out.total.stall_seconds, out.total.cpu_seconds);
+  out.verdict = ClassifyReader(out.total.wall_seconds, out.total.stall_seconds,
+                               out.total.cpu_seconds, out.total.runq_seconds);
   out.total.verdict = out.verdict;
   for (Stripe& s : stripes_) {
     std::lock_guard<std::mutex> l(s.mu);

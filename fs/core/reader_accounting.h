@@ -97,7 +97,8 @@ class ReaderAccounting {
  private:
   // Cumulative amounts of a reader since its first sample (all in doubles: ns, counts, bytes).
   struct Amounts {
-    double alive_ns = 0, stall_ns = 0, cpu_ns = 0, requests = 0, bytes = 0, rchar = 0;
+    double alive_ns = 0, stall_ns = 0, cpu_ns = 0, runq_ns = 0, requests = 0, bytes = 0,
+           rchar = 0;
     Amounts& operator+=(const Amounts& o);
     Amounts operator-(const Amounts& o) const;
   };
@@ -128,7 +129,7 @@ class ReaderAccounting {
     bool based = false;            // base holds the threads' amounts too
     Amounts retired;               // raw amounts of its exited threads
     Amounts live;                  // raw amounts of its live threads, as of the last refresh
-    double cpu_ns = 0, rchar = 0;  // as of the last sample
+    double cpu_ns = 0, runq_ns = 0, rchar = 0;  // as of the last sample
     bool has_io = false;
     std::vector<uint64_t> tids;    // its live threads
     std::vector<Amounts> history;  // by tick % history_ticks

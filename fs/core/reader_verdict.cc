@@ -2,10 +2,13 @@
 
 namespace mmfs::fs {
 
-ReaderVerdict ClassifyReader(double wall_seconds, double stall_seconds, double cpu_seconds) {
+ReaderVerdict ClassifyReader(double wall_seconds, double stall_seconds, double cpu_seconds,
+                             double runq_seconds) {
   if (wall_seconds < kMinWallSeconds) return ReaderVerdict::kNone;
   if (stall_seconds / wall_seconds >= kIoBoundStallShare) return ReaderVerdict::kIoBound;
-  if (cpu_seconds / wall_seconds >= kComputeBoundCpuShare) return ReaderVerdict::kComputeBound;
+  if ((cpu_seconds + runq_seconds) / wall_seconds >= kComputeBoundCpuShare) {
+    return ReaderVerdict::kComputeBound;
+  }
   return ReaderVerdict::kIdle;
 }
 
@@ -48,8 +51,8 @@ std::string ReaderAdvice(ReaderVerdict v, const AdviceContext& ctx) {
       }
       return s;
     case ReaderVerdict::kComputeBound:
-      s = "readers are busy computing (decoding, augmenting), not waiting on mmfs: add "
-          "DataLoader workers if cores are free";
+      s = "readers are busy computing (decoding, augmenting) or waiting for a core, not "
+          "waiting on mmfs: add DataLoader workers if cores are free";
       if (!view.empty()) {
         s += ", or decode the smaller images under ";
         s += view;

@@ -3,8 +3,10 @@
 // Shares are of the wall time a reader was observed in the window (reader_accounting.h):
 //   io-bound       stall share >= kIoBoundStallShare: the readers spent that much of their time
 //                  waiting for mmfs requests, time a faster mount gives straight back.
-//   compute-bound  otherwise, CPU share >= kComputeBoundCpuShare: the readers are busy (decoding,
-//                  augmenting) and waiting little; a faster mount would not help.
+//   compute-bound  otherwise, CPU share + run-queue share >= kComputeBoundCpuShare: the readers
+//                  are busy (decoding, augmenting) or runnable and waiting for a core (a host
+//                  with fewer free cores than busy workers), and wait little on mmfs; a faster
+//                  mount would not help.
 //   idle           neither: the readers are mostly blocked elsewhere (sleeping, or a full queue
 //                  to a consumer that takes batches more slowly than they are made): the consumer
 //                  is the bottleneck, not loading.
@@ -28,7 +30,8 @@ inline constexpr double kIoBoundStallShare = 0.30;
 inline constexpr double kComputeBoundCpuShare = 0.60;
 inline constexpr double kMinWallSeconds = 0.2;
 
-ReaderVerdict ClassifyReader(double wall_seconds, double stall_seconds, double cpu_seconds);
+ReaderVerdict ClassifyReader(double wall_seconds, double stall_seconds, double cpu_seconds,
+                             double runq_seconds = 0);
 // "io-bound", "compute-bound", "idle", "none".
 std::string_view ReaderVerdictName(ReaderVerdict v);
 

@@ -29,8 +29,10 @@ json RowToJson(const ReaderRow& r) {
             {"wall_seconds", r.wall_seconds},
             {"stall_seconds", r.stall_seconds},
             {"cpu_seconds", r.cpu_seconds},
+            {"runq_seconds", r.runq_seconds},
             {"stall_share", r.stall_share()},
             {"cpu_share", r.cpu_share()},
+            {"runq_share", r.runq_share()},
             {"requests", r.requests},
             {"served_bytes", r.served_bytes},
             {"verdict", ReaderVerdictName(r.verdict)}};
@@ -57,6 +59,7 @@ ReaderRow RowFromJson(const json& j) {
   r.wall_seconds = j.at("wall_seconds").get<double>();
   r.stall_seconds = j.at("stall_seconds").get<double>();
   r.cpu_seconds = j.at("cpu_seconds").get<double>();
+  r.runq_seconds = j.at("runq_seconds").get<double>();
   r.requests = j.at("requests").get<uint64_t>();
   r.served_bytes = j.at("served_bytes").get<uint64_t>();
   r.verdict = ReaderVerdictFromName(j.at("verdict").get<std::string>());

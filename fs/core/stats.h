@@ -121,6 +121,8 @@ struct ReaderRow {
   // (utime + stime), requests and READ bytes mmfs served it, and `rchar` (every byte the
   // process read from anything: /proc/PID/io has no per-mount count).
   double wall_seconds = 0, stall_seconds = 0, cpu_seconds = 0;
+  // Runnable but waiting for a CPU (schedstat): CPU the reader wanted and did not get.
+  double runq_seconds = 0;
   uint64_t requests = 0, served_bytes = 0;
   bool has_rchar = false;
   uint64_t rchar_bytes = 0;
@@ -128,6 +130,7 @@ struct ReaderRow {
 
   double stall_share() const { return wall_seconds > 0 ? stall_seconds / wall_seconds : 0; }
   double cpu_share() const { return wall_seconds > 0 ? cpu_seconds / wall_seconds : 0; }
+  double runq_share() const { return wall_seconds > 0 ? runq_seconds / wall_seconds : 0; }
   // What the process read without asking mmfs (rchar less the bytes mmfs served it), as a share
   // of rchar: the page cache's share if the process reads mostly from the mount; 0 without rchar.
   double page_cache_share_estimate() const {

@@ -32,6 +32,7 @@ class FakeProc : public ProcReader {
     std::string comm;
     uint64_t start = 1;
     double cpu_seconds = 0;
+    double runq_seconds = 0;
     uint64_t rchar = 0;
   };
   Result<TaskInfo> ReadTask(uint64_t tid) override {
@@ -46,6 +47,7 @@ class FakeProc : public ProcReader {
     s.comm = it->second.comm;
     s.start_ticks = it->second.start;
     s.cpu_ns = static_cast<uint64_t>(it->second.cpu_seconds * 1e9);
+    s.runq_ns = static_cast<uint64_t>(it->second.runq_seconds * 1e9);
     s.has_io = true;
     s.rchar = it->second.rchar;
     return s;
@@ -228,6 +230,25 @@ TEST_F(ReaderAccountingTest, ExitedProcessesFoldIntoFinishedWithinTheWindowOnly)
   EXPECT_EQ(s.by_command[0].requests, 10u);  // the Start requests precede the first samples
 }
 
+// Two decoders on one free core: each runs half the time and waits for the core the other half.
+TEST_F(ReaderAccountingTest, WaitingForACoreCountsAsCompute) {
+  Start(700, "python3", 0);
+  for (int s = 0; s < 10; ++s) {
+    Request(700, s, s + 0.01, 100'000);
+    proc_->procs[700].cpu_seconds += 0.45;
+    proc_->procs[700].runq_seconds += 0.45;
+    At(s + 1);
+    acct_->Tick();
+  }
+  ReadersStats s = acct_->Snapshot(10, 8);
+  const ReaderRow* r = Row(s, 700);
+  ASSERT_NE(r, nullptr);
+  EXPECT_NEAR(r->cpu_seconds, 4.5, 1e-9);
+  EXPECT_NEAR(r->runq_seconds, 4.5, 1e-9);
+  EXPECT_EQ(r->verdict, ReaderVerdict::kComputeBound);
+  EXPECT_EQ(ClassifyReader(10, 0.5, 4.5, 0), ReaderVerdict::kIdle);  // without the wait
+}
+
 TEST_F(ReaderAccountingTest, AnExitedThreadStaysWithItsProcess) {
   Start(400, "python3", 0);
   proc_->AddThread(401, 400);
@@ -325,6 +346,10 @@ TEST(ProcParseTest, StatIoStatus) {
   ASSERT_TRUE(rchar.ok());
   EXPECT_EQ(*rchar, 123456u);
   EXPECT_FALSE(ParseIoRchar("wchar: 7\n").ok());
+  auto delay = ParseSchedstatRunDelay("123456789 98765 42\n");
+  ASSERT_TRUE(delay.ok());
+  EXPECT_EQ(*delay, 98765u);
+  EXPECT_FALSE(ParseSchedstatRunDelay("123\n").ok());
 }
 
 // The real /proc: this process's main thread is its own process.

@@ -16,28 +16,26 @@ std::string Pct(double share) {
   return buf;
 }
 
-std::string Line(const fs::ReaderRow& r) {
+// One row; `label` names a sum ("others", "finished", "all").
+std::string Line(const fs::ReaderRow& r, const char* label = nullptr) {
   std::string who;
   std::string pid = "-";
   std::string threads = "-";
-  switch (r.kind) {
-    case fs::ReaderRow::Kind::kProcess:
-      who = r.comm;
-      pid = std::to_string(r.pid);
-      threads = std::to_string(r.threads);
-      break;
-    case fs::ReaderRow::Kind::kOthers:
-      who = "others (" + std::to_string(r.processes) + ")";
-      break;
-    case fs::ReaderRow::Kind::kFinished:
-      who = "finished (" + std::to_string(r.processes) + ")";
-      break;
+  if (label != nullptr) {
+    who = std::string(label) + " (" + std::to_string(r.processes) + ")";
+  } else if (r.kind == fs::ReaderRow::Kind::kProcess) {
+    who = r.comm;
+    pid = std::to_string(r.pid);
+    threads = std::to_string(r.threads);
+  } else {
+    who = r.kind == fs::ReaderRow::Kind::kOthers ? "others" : "finished";
+    who += " (" + std::to_string(r.processes) + ")";
   }
   char buf[256];
-  std::snprintf(buf, sizeof buf, "    %-8s %-16s %7s %7s %7s %7s %10s %10s %10s  %s\n", pid.c_str(),
-                who.c_str(), threads.c_str(), FormatDuration(r.wall_seconds).c_str(),
+  std::snprintf(buf, sizeof buf, "    %-8s %-16s %7s %8s %7s %7s %8s %10s %10s %9s  %s\n",
+                pid.c_str(), who.c_str(), threads.c_str(), FormatDuration(r.wall_seconds).c_str(),
                 Pct(r.stall_share()).c_str(), Pct(r.cpu_share()).c_str(),
-                FormatBytes(r.served_bytes).c_str(),
+                Pct(r.runq_share()).c_str(), FormatBytes(r.served_bytes).c_str(),
                 r.has_rchar ? FormatBytes(r.rchar_bytes).c_str() : "?",
                 r.has_rchar ? Pct(r.page_cache_share_estimate()).c_str() : "?",
                 std::string(fs::ReaderVerdictName(r.verdict)).c_str());
@@ -50,32 +48,26 @@ std::string ReadersSection(const fs::ReadersStats& r) {
   if (!r.enabled) return "";
   char head[512];
   std::snprintf(head, sizeof head,
-                "  Readers over the last %s (stall: time in mmfs requests; cpu: user + system; "
-                "read: all the process read, any file)\n"
-                "    %-8s %-16s %7s %7s %7s %7s %10s %10s %10s  %s\n",
+                "  Readers over the last %s (stall: in mmfs requests; cpu: user + system; "
+                "cpu wait: runnable, no free core; read: rchar, any file)\n"
+                "    %-8s %-16s %7s %8s %7s %7s %8s %10s %10s %9s  %s\n",
                 FormatDuration(r.window_seconds).c_str(), "pid", "command", "threads", "seen",
-                "stall", "cpu", "from mmfs", "read", "not mmfs", "verdict");
+                "stall", "cpu", "cpu wait", "from mmfs", "read", "not mmfs", "verdict");
   std::string out = head;
   if (r.rows.empty()) {
     out += "    (no reader read through the mount in the window)\n";
   }
   for (const fs::ReaderRow& row : r.rows) out += Line(row);
-  if (r.rows.size() > 1) {
-    fs::ReaderRow all = r.total;
-    all.kind = fs::ReaderRow::Kind::kOthers;
-    std::string line = Line(all);
-    // "others (N)" -> "all (N)": the same columns for the sum.
-    const size_t at = line.find("others (");
-    if (at != std::string::npos) line.replace(at, 6, "all   ");
-    out += line;
-  }
+  if (r.rows.size() > 1) out += Line(r.total, "all");
   char verdict[512];
   std::snprintf(verdict, sizeof verdict,
-                "  verdict   %s: readers waited on mmfs %s and ran on a CPU %s of their time "
-                "(io-bound from %.0f%% waiting, compute-bound from %.0f%% CPU)\n",
+                "  verdict   %s: readers waited on mmfs %s, ran on a CPU %s and waited for one "
+                "%s of their time (io-bound from %.0f%% waiting, compute-bound from %.0f%% CPU "
+                "and CPU wait)\n",
                 std::string(fs::ReaderVerdictName(r.verdict)).c_str(),
                 Pct(r.total.stall_share()).c_str(), Pct(r.total.cpu_share()).c_str(),
-                100 * fs::kIoBoundStallShare, 100 * fs::kComputeBoundCpuShare);
+                Pct(r.total.runq_share()).c_str(), 100 * fs::kIoBoundStallShare,
+                100 * fs::kComputeBoundCpuShare);
   out += verdict;
   out += "  advice    " + r.advice + "\n";
   if (r.untracked_requests > 0) {
