@@ -52,9 +52,9 @@ Result<StatsQuery> ParseStatsQuery(std::string_view query) {
 ControlDir::ControlDir(uint64_t dir_ino, Render render)
     : dir_ino_(dir_ino), render_(std::move(render)) {}
 
-Attr ControlDir::DirAttr() const {
+Attr ControlDir::DirAttr(uint64_t ino) const {
   Attr a;
-  a.ino = dir_ino_;
+  a.ino = ino;
   a.mode = S_IFDIR | 0555;
   a.size = 4096;
   a.nlink = 2;
@@ -73,12 +73,22 @@ Attr ControlDir::LinkAttr(uint64_t ino, const std::string& target) const {
 
 std::optional<Attr> ControlDir::LookupInRoot(std::string_view name) const {
   const bool linked = !link_target_.empty();
-  if (name == kControlDirName) return linked ? LinkAttr(link_ino(), link_target_) : DirAttr();
-  if (name == kControlDirDirectName && linked) return DirAttr();
+  if (name == kControlDirName) {
+    return linked ? LinkAttr(link_ino(), link_target_) : DirAttr(dir_ino_);
+  }
+  if (name == kControlDirDirectName && linked) return DirAttr(dir_ino_);
   return std::nullopt;
 }
 
-Result<Attr> ControlDir::Lookup(std::string_view name) {
+Result<Attr> ControlDir::Lookup(uint64_t parent, std::string_view name) {
+  if (!IsDir(parent)) return Status::NotADirectory("not a directory");
+  if (parent == views_ino()) {
+    for (size_t i = 0; i < views_.size(); ++i) {
+      if (views_[i].first == name) return LinkAttr(view_link_ino(i), views_[i].second);
+    }
+    return Status::NotFound(std::string(name));
+  }
+  if (name == kViewsDirName && has_views()) return DirAttr(views_ino());
   StatsQuery query;
   const std::string_view stats_query_prefix = "stats?";
   const bool queried = name.substr(0, stats_query_prefix.size()) == stats_query_prefix;
@@ -91,7 +101,7 @@ Result<Attr> ControlDir::Lookup(std::string_view name) {
     auto blob = std::make_shared<const std::string>(
         render_(name == kMetricsFileName ? File::kMetrics : File::kStats, query));
     std::lock_guard<std::mutex> lock(mu_);
-    uint64_t ino = link_ino() + 1 + next_snapshot_++;
+    uint64_t ino = first_snapshot_ino() + next_snapshot_++;
     snapshots_[ino] = blob;
     while (snapshots_.size() > kMaxSnapshots) snapshots_.erase(snapshots_.begin());
     return SnapshotAttr(ino, blob->size());
@@ -104,7 +114,10 @@ Result<Attr> ControlDir::Lookup(std::string_view name) {
 }
 
 Result<Attr> ControlDir::GetAttr(uint64_t ino) const {
-  if (ino == dir_ino_) return DirAttr();
+  if (IsDir(ino)) return DirAttr(ino);
+  if (ino >= view_link_ino(0) && ino < first_snapshot_ino()) {
+    return LinkAttr(ino, views_[ino - view_link_ino(0)].second);
+  }
   if (ino == link_ino() && !link_target_.empty()) return LinkAttr(link_ino(), link_target_);
   if (ino == hint_ino() && !hint_target_.empty()) return LinkAttr(hint_ino(), hint_target_);
   if (ino == control_ino() && !control_target_.empty()) {
@@ -120,21 +133,33 @@ Result<Attr> ControlDir::GetAttr(uint64_t ino) const {
 }
 
 Status ControlDir::ReadDir(
-    uint64_t offset,
+    uint64_t ino, uint64_t offset,
     const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit) const {
+  if (!IsDir(ino)) return Status::NotADirectory("not a directory");
   // Positions: 1 = ".", 2 = "..", 3 + i = name i.
   Attr parent;
   parent.ino = kRootIno;
   parent.mode = S_IFDIR | 0755;
-  Attr file;
-  file.mode = S_IFREG | 0444;
-  file.ino = link_ino() + 1;  // the kernel looks the name up before using it
-  std::vector<std::pair<const char*, Attr>> names = {{".", DirAttr()}, {"..", parent}};
-  names.emplace_back(kStatsFileName, file);
-  names.emplace_back(kMetricsFileName, file);
-  if (!hint_target_.empty()) names.emplace_back(kHintFileName, LinkAttr(hint_ino(), hint_target_));
-  if (!control_target_.empty()) {
-    names.emplace_back(kControlFileName, LinkAttr(control_ino(), control_target_));
+  std::vector<std::pair<std::string_view, Attr>> names;
+  if (ino == views_ino()) {
+    names = {{".", DirAttr(ino)}, {"..", DirAttr(dir_ino_)}};
+    for (size_t i = 0; i < views_.size(); ++i) {
+      names.emplace_back(views_[i].first, LinkAttr(view_link_ino(i), views_[i].second));
+    }
+  } else {
+    Attr file;
+    file.mode = S_IFREG | 0444;
+    file.ino = first_snapshot_ino();  // the kernel looks the name up before using it
+    names = {{".", DirAttr(dir_ino_)}, {"..", parent}};
+    names.emplace_back(kStatsFileName, file);
+    names.emplace_back(kMetricsFileName, file);
+    if (!hint_target_.empty()) {
+      names.emplace_back(kHintFileName, LinkAttr(hint_ino(), hint_target_));
+    }
+    if (!control_target_.empty()) {
+      names.emplace_back(kControlFileName, LinkAttr(control_ino(), control_target_));
+    }
+    if (has_views()) names.emplace_back(kViewsDirName, DirAttr(views_ino()));
   }
   for (uint64_t pos = offset; pos < names.size(); ++pos) {
     if (!emit(names[pos].first, names[pos].second, pos + 1)) return Status::Ok();
@@ -143,7 +168,7 @@ Status ControlDir::ReadDir(
 }
 
 Result<ReadData> ControlDir::Read(uint64_t ino, uint64_t offset, size_t size) const {
-  if (ino == dir_ino_) return Status::IsADirectory("read of a directory");
+  if (IsDir(ino)) return Status::IsADirectory("read of a directory");
   if (!IsSnapshot(ino)) return Status::NotFound("no such inode");
   std::lock_guard<std::mutex> lock(mu_);
   auto it = snapshots_.find(ino);
@@ -163,6 +188,9 @@ Result<std::string> ControlDir::ReadLink(uint64_t ino) const {
   if (ino == hint_ino() && !hint_target_.empty()) return hint_target_;
   if (ino == control_ino() && !control_target_.empty()) return control_target_;
   if (ino == link_ino() && !link_target_.empty()) return link_target_;
+  if (ino >= view_link_ino(0) && ino < first_snapshot_ino()) {
+    return views_[ino - view_link_ino(0)].second;
+  }
   return Status::NotFound("not a symlink");
 }
 

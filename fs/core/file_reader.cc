@@ -11,10 +11,11 @@
 namespace mmfs::fs {
 
 FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
-                       OriginReader& origin, Prefetcher& prefetcher,
+                       OriginReader& origin, ViewFiles& views, Prefetcher& prefetcher,
                        uint64_t max_cached_file_bytes)
     : tiers_(tiers),
       origin_(origin),
+      views_(views),
       prefetcher_(prefetcher),
       max_cached_file_bytes_(max_cached_file_bytes),
       ram_what_if_(tiers.ram().Counters().bytes_budget, dataset.manifest().files,
@@ -32,80 +33,96 @@ bool FileReader::LoadsWhole(uint64_t size) const {
          (size <= tiers_.ram().MaxEntryBytes() || size <= origin_.read_buffer().budget());
 }
 
-Result<cache::Blob> FileReader::LoadForRead(const format::Entry& e) {
-  if (cache::Blob b = prefetcher_.Take(e.index)) return b;
-  std::vector<format::Entry> members = origin_.SampleMembers(e, prefetcher_.FileLimit());
+Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
+  if (cache::Blob b = prefetcher_.Take(f.key)) return b;
+  std::vector<format::Entry> base = origin_.SampleMembers(f.entry, prefetcher_.FileLimit());
+  std::vector<TreeFile> members = views_.Members(f.tree, base);
   cache::ClusterTier* cluster = tiers_.cluster();
   if (cluster != nullptr) {
     // One multi-get for the whole sample: k.jpg brings k.txt from the cluster as from a shard.
     std::vector<uint64_t> keys;
-    for (const format::Entry& m : members) {
-      if (m.index == e.index || !tiers_.ram().Contains(m.index)) keys.push_back(m.index);
+    for (const TreeFile& m : members) {
+      if (m.key == f.key || !tiers_.ram().Contains(m.key)) keys.push_back(m.key);
     }
     cache::Blob wanted;
     for (auto& [key, blob] : cluster->LookupMany(keys)) {
-      if (key == e.index) {
+      if (key == f.key) {
         wanted = std::move(blob);
       } else {
         prefetcher_.PutMember(key, std::move(blob));
       }
     }
-    if (wanted != nullptr) return wanted;
+    if (wanted != nullptr && wanted->size() == f.size()) return wanted;
   }
-  auto wanted = origin_.LoadSample(e, members, [&](const format::Entry& m, cache::Blob blob) {
-    if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
-    prefetcher_.PutMember(m.index, std::move(blob));
-  });
-  if (wanted.ok() && cluster != nullptr) cluster->Insert(e.index, *wanted);
+  Result<cache::Blob> wanted = Status::Ok();
+  if (f.tree == 0) {
+    // Originals only, back to back in one shard: one read.
+    wanted = origin_.LoadSample(f.entry, base, [&](const format::Entry& m, cache::Blob blob) {
+      if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
+      prefetcher_.PutMember(m.index, std::move(blob));
+    });
+  } else {
+    wanted = LoadViewSample(f, members);
+  }
+  if (wanted.ok() && cluster != nullptr) cluster->Insert(f.key, *wanted);
   return wanted;
 }
 
-Result<ReadData> FileReader::Read(const format::Entry& e, uint64_t offset, size_t size,
-                                  cache::Blob known) {
-  ReadData out;
-  if (offset >= e.size() || size == 0) return out;
-  size_t len = static_cast<size_t>(std::min<uint64_t>(size, e.size() - offset));
-  auto serve = [&](cache::Blob blob, uint64_t base) {
-    out.data = blob->data() + (offset - base);
-    out.size = len;
-    out.owner = std::move(blob);
-    return out;
+Result<cache::Blob> FileReader::LoadViewSample(const TreeFile& f,
+                                               const std::vector<TreeFile>& members) {
+  cache::ClusterTier* cluster = tiers_.cluster();
+  auto put = [&](cache::CacheKey key, cache::Blob blob) {
+    if (cluster != nullptr) cluster->Insert(key, blob);
+    prefetcher_.PutMember(key, std::move(blob));
   };
-  cache::ReadBuffer& read_buffer = origin_.read_buffer();
-  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
-  if (auto span = read_buffer.Find(e.index, offset, len)) {
-    if (offset == 0) ram_what_if_.Record(e.index, e.size());
-    return serve(std::move(span->blob), span->base);
+  // The sample's originals (captions, small images) and resized images live in different
+  // shards: one read for each run of neighbours.
+  std::vector<format::Entry> originals;
+  std::vector<TreeFile> resized;
+  for (const TreeFile& m : members) {
+    if (m.key == f.key) continue;
+    if (m.resized()) {
+      resized.push_back(m);
+    } else {
+      originals.push_back(m.entry);
+    }
   }
-  if (!LoadsWhole(e.size())) {
-    if (offset == 0) ram_what_if_.Record(e.index, e.size());
-    auto span = origin_.ReadRange(e, offset, len);
-    if (!span.ok()) return span.status();
-    return serve(std::move(span->blob), span->base);
+  Result<cache::Blob> wanted = Status::Ok();
+  if (f.resized()) {
+    wanted = views_.Load(f, ReadCause::kDemand);
+  } else {
+    // f with the originals that lie back to back with it (a sample's captions): one read.
+    std::vector<format::Entry> run = originals;
+    run.push_back(f.entry);
+    std::sort(run.begin(), run.end(), [](const format::Entry& a, const format::Entry& b) {
+      return a.record.data_offset < b.record.data_offset;
+    });
+    bool back_to_back = true;
+    for (size_t i = 1; i < run.size(); ++i) {
+      back_to_back = back_to_back && run[i].record.shard == run[0].record.shard &&
+                     run[i - 1].record.data_offset + run[i - 1].size() == run[i].record.data_offset;
+    }
+    if (!back_to_back) run = {f.entry};
+    wanted = origin_.LoadSample(f.entry, run,
+                                [&](const format::Entry& m, cache::Blob b) { put(m.index, b); });
+    if (back_to_back) originals.clear();
   }
-  size_t served_by = 0;
-  auto blob = tiers_.cache().Get(
-      e.index,
-      [&]() -> Result<cache::Blob> {
-        if (known != nullptr) return known;
-        return LoadForRead(e);
-      },
-      &served_by);
-  if (offset == 0) {
-    // One read of the file, for the what-if curves.
-    ram_what_if_.Record(e.index, e.size());
-    if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(e.index, e.size());
+  if (!wanted.ok()) return wanted;
+  if (!originals.empty()) {
+    origin_.ReadCoalesced(std::move(originals), ReadCause::kDemand,
+                          [&](const format::Entry& m, cache::Blob b) { put(m.index, b); });
   }
-  if (!blob.ok()) return blob.status();
-  // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
-  // rather than load it again for each (or read it again from the SSD tier).
-  if (len < e.size() && !tiers_.ram().Contains(e.index)) read_buffer.Put(e.index, 0, *blob);
-  return serve(std::move(blob).value(), 0);
+  if (!resized.empty()) {
+    views_.LoadMany(std::move(resized), ReadCause::kDemand,
+                    [&](const TreeFile& m, cache::Blob b) { put(m.key, b); });
+  }
+  return wanted;
 }
 
-Result<ReadData> FileReader::ReadKeyed(cache::CacheKey key, uint64_t file_size, uint64_t offset,
-                                       size_t size, const cache::TieredCache::Loader& load) {
+Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t size,
+                                  cache::Blob known) {
   ReadData out;
+  const uint64_t file_size = f.size();
   if (offset >= file_size || size == 0) return out;
   size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
   auto serve = [&](cache::Blob blob, uint64_t base) {
@@ -115,23 +132,37 @@ Result<ReadData> FileReader::ReadKeyed(cache::CacheKey key, uint64_t file_size, 
     return out;
   };
   cache::ReadBuffer& read_buffer = origin_.read_buffer();
-  if (auto span = read_buffer.Find(key, offset, len)) return serve(std::move(span->blob), span->base);
-  cache::ClusterTier* cluster = tiers_.cluster();
-  auto blob = tiers_.cache().Get(key, [&]() -> Result<cache::Blob> {
-    if (cluster != nullptr) {
-      auto found = cluster->LookupMany({key});
-      if (auto it = found.find(key); it != found.end() && it->second != nullptr &&
-                                     it->second->size() == file_size) {
-        return it->second;
-      }
-    }
-    auto loaded = load();
-    if (loaded.ok() && cluster != nullptr) cluster->Insert(key, *loaded);  // for other hosts
-    return loaded;
-  });
+  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
+  if (auto span = read_buffer.Find(f.key, offset, len)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    return serve(std::move(span->blob), span->base);
+  }
+  if (!f.resized() && !LoadsWhole(file_size)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    auto span = origin_.ReadRange(f.entry, offset, len);
+    if (!span.ok()) return span.status();
+    return serve(std::move(span->blob), span->base);
+  }
+  size_t served_by = 0;
+  auto blob = tiers_.cache().Get(
+      f.key,
+      [&]() -> Result<cache::Blob> {
+        if (known != nullptr) return known;
+        return LoadForRead(f);
+      },
+      &served_by);
+  if (offset == 0) {
+    // One read of the file, for the what-if curves.
+    ram_what_if_.Record(f.key, file_size);
+    if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+  }
   if (!blob.ok()) return blob.status();
-  if ((*blob)->size() != file_size) return Status::Corruption("cached copy has the wrong size");
-  if (len < file_size && !tiers_.ram().Contains(key)) read_buffer.Put(key, 0, *blob);
+  if ((*blob)->size() != file_size) {
+    return origin_.CountError(Status::Corruption("cached copy of a file has the wrong size"));
+  }
+  // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
+  // rather than load it again for each (or read it again from the SSD tier).
+  if (len < file_size && !tiers_.ram().Contains(f.key)) read_buffer.Put(f.key, 0, *blob);
   return serve(std::move(blob).value(), 0);
 }
 

@@ -1,15 +1,19 @@
-// FileReader: the bytes of one READ of a regular file, wherever they are.
+// FileReader: the bytes of one READ of a regular file of any tree (view_files.h), wherever they
+// are.
 //
 // In order: the read buffer (a file read in several READs that the RAM tier did not keep), the
 // streamed path for a file too large to load whole (OriginReader::ReadRange), else the tier
 // stack (RAM, then SSD) with the miss loader behind it: a prefetched copy, else the sample from
 // the cluster tier in one multi-get, else the sample from its shard (OriginReader::LoadSample).
 // What a miss loads is filled into the cluster tier for other hosts; the other members of the
-// sample wait in the prefetch buffer. Every first READ of a file is recorded for the what-if
-// curves, and the hit ratios are sampled into a history for `mmfs stats --plot`.
+// sample wait in the prefetch buffer. A file of a view is the same: its key (a resized image's
+// own, ViewKey) and its sample's members are the view's files, so a resized image read from the
+// view's shard brings its caption from the base shard, and the other way round. Every first READ
+// of a file is recorded for the what-if curves, and the hit ratios are sampled into a history for
+// `mmfs stats --plot`.
 //
-// Ownership: borrows the dataset, the tier stack, the origin reader and the prefetcher, which
-// must outlive it.
+// Ownership: borrows the dataset, the tier stack, the origin reader, the view files and the
+// prefetcher, which must outlive it.
 // Thread-safety: all methods are thread-safe. history_mu_ is a leaf lock.
 #pragma once
 
@@ -19,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cache/tier_stack.h"
 #include "cache/what_if.h"
@@ -27,6 +32,7 @@
 #include "fs/core/origin_reader.h"
 #include "fs/core/prefetcher.h"
 #include "fs/core/stats.h"
+#include "fs/core/view_files.h"
 
 namespace mmfs::fs {
 
@@ -34,18 +40,13 @@ class FileReader {
  public:
   // `max_cached_file_bytes`: the largest file loaded whole into memory.
   FileReader(const format::Dataset& dataset, cache::TierStack& tiers, OriginReader& origin,
-             Prefetcher& prefetcher, uint64_t max_cached_file_bytes);
+             ViewFiles& views, Prefetcher& prefetcher, uint64_t max_cached_file_bytes);
 
-  // [offset, offset + size) of regular file `e`, clipped to its end. `known`: the file's bytes,
-  // already at hand (pushed), used instead of loading on a miss.
-  Result<ReadData> Read(const format::Entry& e, uint64_t offset, size_t size,
+  // [offset, offset + size) of regular file `f`, clipped to its end. `known`: the file's bytes,
+  // already at hand (pushed), used instead of loading on a miss. A resized file is always loaded
+  // whole (they are small); only an original can be too large and streamed.
+  Result<ReadData> Read(const TreeFile& f, uint64_t offset, size_t size,
                         cache::Blob known = nullptr);
-  // [offset, offset + size) of a file of `file_size` bytes cached under `key` (a view's resized
-  // file, view_namespace.h): read buffer, then RAM/SSD, then the cluster tier, then `load`, which
-  // must return the whole file, checked. Loaded whole whatever its size (a view's files are
-  // small); no what-if accounting, no prefetched copy.
-  Result<ReadData> ReadKeyed(cache::CacheKey key, uint64_t file_size, uint64_t offset, size_t size,
-                             const cache::TieredCache::Loader& load);
   // The memory governor's targets: RAM tier, prefetch and read buffers, the push.
   void SetMemoryTargets(const MemoryTargets& targets);
   // "ram", "ssd", "ram,ssd" or "none" (user.mmfs.resident).
@@ -59,10 +60,14 @@ class FileReader {
   // and the RAM tier could admit it or the read buffer hold it. Otherwise it is streamed.
   bool LoadsWhole(uint64_t size) const;
   // The tier stack's loader: a prefetched copy, else the sample from the cluster or the origin.
-  Result<cache::Blob> LoadForRead(const format::Entry& e);
+  Result<cache::Blob> LoadForRead(const TreeFile& f);
+  // LoadForRead's origin part for a file of a view: `f` from its shard (view or base), the other
+  // members from theirs, handed to the prefetch buffer.
+  Result<cache::Blob> LoadViewSample(const TreeFile& f, const std::vector<TreeFile>& members);
 
   cache::TierStack& tiers_;
   OriginReader& origin_;
+  ViewFiles& views_;
   Prefetcher& prefetcher_;
   const uint64_t max_cached_file_bytes_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@
 #include "fs/core/reader_accounting.h"
 #include "fs/core/reader_verdict.h"
 #include "fs/core/stats_format.h"
+#include "fs/core/view_files.h"
 #include "fs/core/view_namespace.h"
 #include "fs/core/warmup.h"
 
@@ -65,18 +66,20 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   po.max_cached_file_bytes = options_.max_cached_file_bytes;
   po.readahead = options_.readahead_config;
   po.mountpoint = options_.mountpoint;
-  prefetcher_ = std::make_unique<Prefetcher>(*dataset_, *origin_, *tiers_, po);
-  reader_ = std::make_unique<FileReader>(*dataset_, *tiers_, *origin_, *prefetcher_,
+  format::ViewSet view_set = format::ViewSet::Open(*dataset_);
+  for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
+  view_files_ = std::make_unique<ViewFiles>(*dataset_, std::move(view_set), options_.root_view,
+                                            *origin_);
+  prefetcher_ = std::make_unique<Prefetcher>(*dataset_, *origin_, *view_files_, *tiers_, po);
+  reader_ = std::make_unique<FileReader>(*dataset_, *tiers_, *origin_, *view_files_, *prefetcher_,
                                          options_.max_cached_file_bytes);
   warmup_ = std::make_unique<Warmup>(*dataset_, *origin_, *tiers_, options_.mountpoint,
                                      options_.max_cached_file_bytes,
                                      [this] { reader_->RecordHistory(); });
-  format::ViewSet view_set = format::ViewSet::Open(*dataset_);
-  for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
   views_ = std::make_unique<ViewNamespace>(
-      *dataset_, std::move(view_set), options_.root_view, *reader_, *origin_,
-      [this](const format::Entry& e, uint64_t offset, size_t size, uint64_t stream) {
-        return ReadFile(e, offset, size, stream);
+      *dataset_, *view_files_, *origin_,
+      [this](const TreeFile& f, uint64_t offset, size_t size, uint64_t stream) {
+        return ReadFile(f, offset, size, stream);
       });
   if (options_.reader_accounting) {
     ReaderAccountingOptions ro;
@@ -93,6 +96,7 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   control_->SetHintTarget(options_.hint_target);
   control_->SetControlTarget(options_.control_target);
   control_->SetLinkTarget(options_.control_link_target);
+  control_->SetViews(views_->ServedViews());
 }
 
 Filesystem::~Filesystem() {
@@ -149,8 +153,7 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   if (views_->Owns(parent)) {
     result = views_->Lookup(parent, name);
   } else if (control_->Owns(parent)) {
-    result = parent == control_->dir_ino() ? control_->Lookup(name)
-                                           : Status::NotADirectory("not a directory");
+    result = control_->Lookup(parent, name);
   } else if (auto dir = EntryForIno(parent); !dir.ok()) {
     result = origin_->CountError(dir.status());
   } else if (!dir->is_dir()) {
@@ -182,7 +185,7 @@ Status Filesystem::ReadDir(
     uint64_t ino, uint64_t offset,
     const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit) {
   OpTimer timer(metrics_, Op::kReaddir);
-  if (ino == control_->dir_ino()) return control_->ReadDir(offset, emit);
+  if (control_->IsDir(ino)) return control_->ReadDir(ino, offset, emit);
   if (views_->Owns(ino)) {
     Status s = views_->ReadDir(ino, offset, emit);
     if (!s.ok()) timer.Fail();
@@ -244,36 +247,47 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
     result = e->is_dir() ? Status::IsADirectory("read of a directory")
                          : Status::InvalidArgument("not a regular file");
   } else {
-    result = ReadFile(*e, offset, size, stream);
+    result = ReadFile(BaseFile(*e), offset, size, stream);
     if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
   }
   if (!result.ok()) timer.Fail();
   return result;
 }
 
-Result<ReadData> Filesystem::ReadFile(const format::Entry& e, uint64_t offset, size_t size,
+TreeFile Filesystem::BaseFile(const format::Entry& e) const {
+  auto f = view_files_->Resolve(0, e);  // never fails for the original tree
+  return f.ok() ? *f : TreeFile{};
+}
+
+Result<TreeFile> Filesystem::FileForIno(uint64_t ino) const {
+  if (control_->Owns(ino)) return Status::NotFound("a control file");
+  if (views_->Owns(ino)) return views_->FileOf(ino);
+  MMFS_ASSIGN_OR_RETURN(format::Entry e, EntryForIno(ino));
+  return BaseFile(e);
+}
+
+Result<ReadData> Filesystem::ReadFile(const TreeFile& f, uint64_t offset, size_t size,
                                       uint64_t stream, std::shared_ptr<const std::string> known) {
-  prefetcher_->OnRead(e, offset, stream);
-  return reader_->Read(e, offset, size, std::move(known));
+  prefetcher_->OnRead(f, offset, stream);
+  return reader_->Read(f, offset, size, std::move(known));
 }
 
 void Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
                       const std::function<int(const char*, size_t)>& store) {
-  // No push for view files: a view inode must never receive its original's bytes.
-  if (control_->Owns(ino) || views_->Owns(ino)) return;
-  auto e = EntryForIno(ino);
-  if (!e.ok()) return;
-  if (auto taken = prefetcher_->Push(*e, max_bytes, wait, store)) {
-    (void)ReadFile(*e, 0, e->size(), stream, std::move(taken));
+  // The prefetch buffer is keyed by the file's cache key: a resized file's push stores the
+  // resized bytes, never its original's.
+  auto f = FileForIno(ino);
+  if (!f.ok()) return;
+  if (auto taken = prefetcher_->Push(*f, max_bytes, wait, store)) {
+    (void)ReadFile(*f, 0, f->size(), stream, std::move(taken));
   }
 }
 
 Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, bool wait) {
   ReadData out;
-  if (control_->Owns(ino) || views_->Owns(ino)) return out;
-  auto e = EntryForIno(ino);
-  if (!e.ok()) return out;
-  out.owner = prefetcher_->Claim(*e, max_bytes, wait);
+  auto f = FileForIno(ino);
+  if (!f.ok()) return out;
+  out.owner = prefetcher_->Claim(*f, max_bytes, wait);
   if (out.owner == nullptr) return out;
   out.data = out.owner->data();
   out.size = out.owner->size();
@@ -282,11 +296,10 @@ Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, boo
 
 void Filesystem::EndPush(uint64_t ino, uint64_t stream, std::shared_ptr<const std::string> claimed,
                          bool stored) {
-  if (views_->Owns(ino)) return;
-  auto e = EntryForIno(ino);
-  if (!e.ok()) return;
-  if (prefetcher_->EndPush(*e, claimed, stored)) {
-    (void)ReadFile(*e, 0, e->size(), stream, std::move(claimed));
+  auto f = FileForIno(ino);
+  if (!f.ok()) return;
+  if (prefetcher_->EndPush(*f, claimed, stored)) {
+    (void)ReadFile(*f, 0, f->size(), stream, std::move(claimed));
   }
 }
 
@@ -407,7 +420,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
   s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
   s.memory = MemoryStatsOf(ResidentBytes(), governor_.load());
-  views_->Stats(&s.views);
+  view_files_->Stats(&s.views);
   if (readers_ != nullptr) {
     s.readers = readers_->Snapshot(query.reader_window_seconds, query.reader_top);
     AdviceContext ctx;

@@ -11,6 +11,7 @@
 //   OriginReader every read of the shards, checked, counted by cause
 //   Prefetcher   patterns, the hint, sample members, the push into the page cache
 //   Warmup       `mmfs warmup`'s control lines, on its own thread
+//   ViewFiles    the mount's trees (original, views): which bytes a file is, its cache key
 //   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
 // A READ of a regular file feeds the prefetcher (patterns, hint), then FileReader serves it:
 // from the tiers, or on a miss from a prefetched copy, the cluster or the sample's shard read,
@@ -39,6 +40,7 @@
 #include "fs/core/metrics.h"
 #include "fs/core/origin_io.h"
 #include "fs/core/stats.h"
+#include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
 
 namespace mmfs::cache {
@@ -54,6 +56,7 @@ class FileReader;
 class ReaderAccounting;
 class OriginReader;
 class Prefetcher;
+class ViewFiles;
 class ViewNamespace;
 class Warmup;
 
@@ -150,8 +153,12 @@ class Filesystem {
   void MakeRooms(std::unique_ptr<OriginIo> io);
   Result<format::Entry> EntryForIno(uint64_t ino) const;
   Attr EntryAttr(const format::Entry& e) const;
-  // A read of a regular file: feeds the prefetcher, then FileReader.
-  Result<ReadData> ReadFile(const format::Entry& e, uint64_t offset, size_t size, uint64_t stream,
+  // `e` as a file of the original tree.
+  TreeFile BaseFile(const format::Entry& e) const;
+  // The file of any tree `ino` is (NotFound for control inodes).
+  Result<TreeFile> FileForIno(uint64_t ino) const;
+  // A read of a regular file of any tree: feeds the prefetcher, then FileReader.
+  Result<ReadData> ReadFile(const TreeFile& f, uint64_t offset, size_t size, uint64_t stream,
                             std::shared_ptr<const std::string> known = nullptr);
 
   // In construction order (each room borrows only rooms above it).
@@ -160,6 +167,7 @@ class Filesystem {
   Metrics metrics_;
   std::unique_ptr<cache::TierStack> tiers_;
   std::unique_ptr<OriginReader> origin_;
+  std::unique_ptr<ViewFiles> view_files_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<FileReader> reader_;
   std::unique_ptr<ViewNamespace> views_;

@@ -24,6 +24,7 @@ inline constexpr char kStatsFileName[] = "stats";      // JSON
 inline constexpr char kMetricsFileName[] = "metrics";  // Prometheus text format
 inline constexpr char kHintFileName[] = "hint";        // symlink to the hint FIFO
 inline constexpr char kControlFileName[] = "control";  // symlink to the control FIFO (warmup)
+inline constexpr char kViewsDirName[] = "views";  // one symlink per view served: 256 -> ../../@256
 
 struct Attr {
   uint64_t ino = 0;

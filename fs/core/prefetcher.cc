@@ -7,7 +7,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "fs/core/paths.h"
 
 namespace mmfs::fs {
 
@@ -24,15 +23,17 @@ uint32_t HintWindow(const format::Manifest& m, uint64_t buffer_bytes) {
 uint32_t HintBatch(uint32_t window) { return std::clamp<uint32_t>(window / 8, 1, 32); }
 }  // namespace
 
-Prefetcher::Prefetcher(const format::Dataset& dataset, OriginReader& origin,
+Prefetcher::Prefetcher(const format::Dataset& dataset, OriginReader& origin, ViewFiles& views,
                        cache::TierStack& tiers, PrefetcherOptions options)
     : dataset_(dataset),
       origin_(origin),
+      views_(views),
       tiers_(tiers),
       options_(std::move(options)),
       buffer_(options_.buffer_bytes),
       detector_(options_.readahead),
-      hint_(dataset.entry_count(), HintWindow(dataset.manifest(), options_.buffer_bytes),
+      hint_(dataset.entry_count() * views.tree_count(),
+            HintWindow(dataset.manifest(), options_.buffer_bytes),
             HintBatch(HintWindow(dataset.manifest(), options_.buffer_bytes))) {
   if (options_.enabled && options_.threads > 0) {
     workers_ = std::make_unique<cache::PrefetchWorkers>(
@@ -61,15 +62,16 @@ void Prefetcher::PutMember(uint64_t key, cache::Blob blob) {
   }
 }
 
-void Prefetcher::OnRead(const format::Entry& e, uint64_t offset, uint64_t stream) {
-  PredictAndSubmit(e, stream);
+void Prefetcher::OnRead(const TreeFile& f, uint64_t offset, uint64_t stream) {
+  PredictAndSubmit(f, stream);
   if (hint_active_.load(std::memory_order_relaxed) && offset == 0) {
-    Submit(hint_.OnRead(e.index), cache::PrefetchPattern::kHint);
+    Submit(hint_.OnRead(Position(f)), cache::PrefetchPattern::kHint);
   }
 }
 
-void Prefetcher::PredictAndSubmit(const format::Entry& e, uint64_t stream) {
+void Prefetcher::PredictAndSubmit(const TreeFile& f, uint64_t stream) {
   if (workers_ == nullptr || stream == 0) return;
+  const format::Entry& e = f.entry;
   std::vector<int64_t> predicted = detector_.OnRead(stream, e.record.sample);
   if (predicted.empty()) return;
   int64_t stride = predicted.size() >= 2 ? predicted[1] - predicted[0] : 1;
@@ -90,7 +92,10 @@ void Prefetcher::PredictAndSubmit(const format::Entry& e, uint64_t stream) {
     if (!o.ok()) return false;
     if (!o->is_regular()) return true;  // a subdirectory between files
     int64_t s = o->record.sample;
-    if (wanted.count(s) > 0) job.keys.push_back(o->index);
+    if (wanted.count(s) > 0) {
+      // As a file of the reader's tree: a resized image under its own key; left out: skipped.
+      if (auto tf = views_.Resolve(f.tree, *o); tf.ok()) job.keys.push_back(tf->key);
+    }
     return s >= lo && s <= hi ? true : (index > e.index ? s < lo : s > hi);
   };
   if (hi > sample) {
@@ -104,18 +109,20 @@ void Prefetcher::PredictAndSubmit(const format::Entry& e, uint64_t stream) {
   if (!job.keys.empty()) workers_->Submit(std::move(job));
 }
 
-void Prefetcher::Submit(const std::vector<uint64_t>& keys, cache::PrefetchPattern pattern) {
-  if (workers_ == nullptr || keys.empty()) return;
+void Prefetcher::Submit(const std::vector<uint64_t>& positions, cache::PrefetchPattern pattern) {
+  if (workers_ == nullptr || positions.empty()) return;
   // Jobs of a few dozen samples: big enough to coalesce neighbours into one origin read, small
   // enough that the first of them arrives early.
   constexpr size_t kJobKeys = 64;
   cache::PrefetchJob job;
   job.pattern = pattern;
-  for (uint64_t k : keys) {
-    auto e = dataset_.GetEntry(k);
+  const uint64_t entries = dataset_.entry_count();
+  for (uint64_t p : positions) {
+    auto e = dataset_.GetEntry(p % entries);
     if (!e.ok() || !e->is_regular()) continue;
-    for (const format::Entry& m : origin_.SampleMembers(*e, FileLimit())) {
-      job.keys.push_back(m.index);
+    for (const TreeFile& m :
+         views_.Members(p / entries, origin_.SampleMembers(*e, FileLimit()))) {
+      job.keys.push_back(m.key);
     }
     if (job.keys.size() >= kJobKeys) {
       workers_->Submit(std::move(job));
@@ -140,13 +147,24 @@ void Prefetcher::RunJob(const cache::PrefetchJob& job) {
     for (auto& [k, blob] : from_cluster) buffer_.Put(k, blob, job.pattern);
   }
   std::vector<format::Entry> entries;
+  std::vector<TreeFile> resized;
   for (uint64_t k : mine) {
     if (from_cluster.count(k) > 0) continue;
-    auto e = dataset_.GetEntry(k);
     // A file the buffer cannot hold next to others would push out what waits there, or be
     // dropped on arrival: its reader loads it.
+    if (IsViewKey(k)) {
+      auto f = views_.FileOfKey(k);
+      if (f.ok() && f->size() <= FileLimit()) resized.push_back(*f);
+      continue;
+    }
+    auto e = dataset_.GetEntry(k);
     if (e.ok() && e->is_regular() && e->size() <= FileLimit()) entries.push_back(*e);
   }
+  views_.LoadMany(std::move(resized), ReadCause::kPrefetch,
+                  [&](const TreeFile& f, cache::Blob blob) {
+                    if (cluster != nullptr) cluster->Insert(f.key, blob);
+                    buffer_.Put(f.key, std::move(blob), job.pattern);
+                  });
   // Damaged files are not loaded ahead; their own reads report them.
   origin_.ReadCoalesced(std::move(entries), ReadCause::kPrefetch,
                         [&](const format::Entry& e, cache::Blob blob) {
@@ -165,9 +183,10 @@ void Prefetcher::AddHintLines(const std::vector<std::string>& lines) {
   for (std::string_view line : lines) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    auto e = ResolvePath(dataset_, options_.mountpoint, line);
-    if (e.ok() && e->is_regular()) {
-      keys.push_back(e->index);
+    // "@256/train/x.jpg" is a file of view 256's tree.
+    auto at = views_.ResolvePath(options_.mountpoint, line);
+    if (at.ok() && at->second.is_regular() && views_.Resolve(at->first, at->second).ok()) {
+      keys.push_back(at->first * dataset_.entry_count() + at->second.index);
     } else {
       ++unknown;
     }
@@ -183,40 +202,40 @@ void Prefetcher::EndHint() {
   spdlog::info("prefetch hint: {} files in order, {} lines named no file", c.positions, c.unknown);
 }
 
-cache::Blob Prefetcher::Claim(const format::Entry& e, size_t max_bytes, bool wait) {
-  if (!e.is_regular() || e.size() == 0 || e.size() > max_bytes ||
-      e.size() > options_.max_cached_file_bytes) {
+cache::Blob Prefetcher::Claim(const TreeFile& f, size_t max_bytes, bool wait) {
+  if (!f.entry.is_regular() || f.size() == 0 || f.size() > max_bytes ||
+      f.size() > options_.max_cached_file_bytes) {
     return nullptr;
   }
   if (!push_allowed_.load(std::memory_order_relaxed)) {
-    if (buffer_.Contains(e.index)) push_skipped_.fetch_add(1, std::memory_order_relaxed);
+    if (buffer_.Contains(f.key)) push_skipped_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  return buffer_.Claim(e.index, wait);
+  return buffer_.Claim(f.key, wait);
 }
 
-bool Prefetcher::EndPush(const format::Entry& e, const cache::Blob& claimed, bool stored) {
+bool Prefetcher::EndPush(const TreeFile& f, const cache::Blob& claimed, bool stored) {
   if (claimed == nullptr) return false;
   if (!stored) {
-    buffer_.ReleaseClaim(e.index);
+    buffer_.ReleaseClaim(f.key);
     return false;
   }
   pushed_files_.fetch_add(1, std::memory_order_relaxed);
   pushed_bytes_.fetch_add(claimed->size(), std::memory_order_relaxed);
   // Out of the buffer (counted used). A READ that raced the push (a reader quicker than a push
   // after LOOKUP) took it already and did all that taking it means.
-  return buffer_.Take(e.index) != nullptr;
+  return buffer_.Take(f.key) != nullptr;
 }
 
-cache::Blob Prefetcher::Push(const format::Entry& e, size_t max_bytes, bool wait,
+cache::Blob Prefetcher::Push(const TreeFile& f, size_t max_bytes, bool wait,
                              const Store& store) {
-  cache::Blob claimed = Claim(e, max_bytes, wait);
+  cache::Blob claimed = Claim(f, max_bytes, wait);
   if (claimed == nullptr) return nullptr;
   int rc = store(claimed->data(), claimed->size());
   // ENOENT: the kernel has not made the inode yet (the looking-up task does that when it
   // wakes); the file stays for its reader, which is not a failure.
   if (rc != 0 && rc != -ENOENT) push_failures_.fetch_add(1, std::memory_order_relaxed);
-  return EndPush(e, claimed, rc == 0) ? claimed : nullptr;
+  return EndPush(f, claimed, rc == 0) ? claimed : nullptr;
 }
 
 void Prefetcher::Stats(bool hint_available, ReadaheadStats* out) const {

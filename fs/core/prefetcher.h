@@ -8,12 +8,18 @@
 // or taken from the cluster tier in one multi-get, and held in the prefetch buffer until their
 // reader takes them (counted used) or they are pushed out (wasted).
 //
+// Every tree of the mount (view_files.h) is predicted the same way: a read in `@256/` predicts
+// the same neighbours and sample members as in the original tree, as files of `@256/` (resized
+// images from the view's shards, under their own keys; everything else the originals). The hint
+// takes paths of any tree; its positions are (tree, entry) pairs.
+//
 // The push (fs/fuse/fuse_ops.cc calls Filesystem::Push right after a LOOKUP reply and at the
 // ioctl Python's open() sends): a prefetched file is claimed, stored into the kernel's page
 // cache by the front-end's `store`, and on success taken as a READ of the whole file would take
 // it. The claim keeps two pushes (or a push and a reader) from serving one copy twice.
 //
-// Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
+// Ownership: borrows the dataset, the origin reader, the view files and the tier stack, which
+// must outlive it;
 // owns the buffer, the detector, the hinted order and the worker threads (stopped first in the
 // destructor, so no job runs against members already gone).
 // Thread-safety: all methods are thread-safe; RunJob runs on the workers. Lock order: none held
@@ -34,6 +40,7 @@
 #include "cache/tier_stack.h"
 #include "fs/core/origin_reader.h"
 #include "fs/core/stats.h"
+#include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
 
 namespace mmfs::fs {
@@ -53,15 +60,15 @@ class Prefetcher {
   // success, -ENOENT when the kernel has no inode for it yet, another -errno otherwise.
   using Store = std::function<int(const char* data, size_t size)>;
 
-  Prefetcher(const format::Dataset& dataset, OriginReader& origin, cache::TierStack& tiers,
-             PrefetcherOptions options);
+  Prefetcher(const format::Dataset& dataset, OriginReader& origin, ViewFiles& views,
+             cache::TierStack& tiers, PrefetcherOptions options);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
 
-  // A READ of `e` at `offset` by `stream` (0: unknown): feeds the stream's pattern and the hint
-  // and queues what they predict.
-  void OnRead(const format::Entry& e, uint64_t offset, uint64_t stream);
+  // A READ of `f` at `offset` by `stream` (0: unknown): feeds the stream's pattern and the hint
+  // and queues what they predict, as files of f's tree.
+  void OnRead(const TreeFile& f, uint64_t offset, uint64_t stream);
   // A prefetched copy of `key` (taken: counted used; waits for a load in flight), or null.
   cache::Blob Take(uint64_t key) { return buffer_.Take(key); }
   // A member of a sample that a demand read loaded with its file: held for its reader unless
@@ -75,14 +82,15 @@ class Prefetcher {
   void AddHintLines(const std::vector<std::string>& lines);
   void EndHint();
 
-  // The push. Claim gives the whole of regular file `e` if it is at most `max_bytes`, loaded,
+  // The push. Claim gives the whole of regular file `f` if it is at most `max_bytes`, loaded,
   // untaken and unclaimed (with `wait`, another push's claim is waited for); null otherwise,
   // without I/O. EndPush must follow with the claimed blob; it returns true when the file was
   // stored and taken from the buffer, so that the caller must treat it as a READ of all of it.
-  cache::Blob Claim(const format::Entry& e, size_t max_bytes, bool wait);
-  bool EndPush(const format::Entry& e, const cache::Blob& claimed, bool stored);
+  // The buffer is keyed by f.key, so a resized file's push stores the resized bytes.
+  cache::Blob Claim(const TreeFile& f, size_t max_bytes, bool wait);
+  bool EndPush(const TreeFile& f, const cache::Blob& claimed, bool stored);
   // Claim, store, count, EndPush: the blob to treat as read, or null.
-  cache::Blob Push(const format::Entry& e, size_t max_bytes, bool wait, const Store& store);
+  cache::Blob Push(const TreeFile& f, size_t max_bytes, bool wait, const Store& store);
 
   // New budget for the buffer (shrinking drops what is held beyond it) and whether to push.
   void SetBudget(uint64_t buffer_bytes, bool push);
@@ -92,14 +100,19 @@ class Prefetcher {
   void Stats(bool hint_available, ReadaheadStats* out) const;
 
  private:
-  // Queues prefetch of `keys` and the other members of their samples.
-  void Submit(const std::vector<uint64_t>& keys, cache::PrefetchPattern pattern);
-  void PredictAndSubmit(const format::Entry& e, uint64_t stream);
-  // On a worker: loads the job's files, neighbours in one read, into the buffer.
+  // Hint positions: tree * entries + entry (a key space of entries * trees).
+  uint64_t Position(const TreeFile& f) const {
+    return f.tree * dataset_.entry_count() + f.entry.index;
+  }
+  // Queues prefetch of the files at hint `positions` and the other members of their samples.
+  void Submit(const std::vector<uint64_t>& positions, cache::PrefetchPattern pattern);
+  void PredictAndSubmit(const TreeFile& f, uint64_t stream);
+  // On a worker: loads the job's files (cache keys), neighbours in one read, into the buffer.
   void RunJob(const cache::PrefetchJob& job);
 
   const format::Dataset& dataset_;
   OriginReader& origin_;
+  ViewFiles& views_;
   cache::TierStack& tiers_;
   const PrefetcherOptions options_;
   cache::PrefetchBuffer buffer_;

@@ -95,8 +95,10 @@ struct ViewStats {
   uint32_t side = 0;
   uint64_t files_served = 0;  // READs at offset 0 of a file under @N
   uint64_t bytes_served = 0;
-  uint64_t resized_loads = 0;  // resized files loaded (and checked) from the view's shards
+  uint64_t resized_loads = 0;  // resized files a READ loaded (and checked) from the view's shards
   uint64_t resized_load_bytes = 0;
+  uint64_t readahead_loads = 0;  // the same, loaded ahead (access patterns, the hint)
+  uint64_t readahead_load_bytes = 0;
 };
 
 struct MemoryStats {

@@ -253,7 +253,9 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
     views[std::to_string(v.side)] = {{"files_served", v.files_served},
                                      {"bytes_served", v.bytes_served},
                                      {"resized_loads", v.resized_loads},
-                                     {"resized_load_bytes", v.resized_load_bytes}};
+                                     {"resized_load_bytes", v.resized_load_bytes},
+                                     {"readahead_loads", v.readahead_loads},
+                                     {"readahead_load_bytes", v.readahead_load_bytes}};
   }
   j["views"] = views;
   j["readers"] = ReadersToJson(s.readers);
@@ -375,6 +377,36 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(s.readahead.pushed.files));
   w.Single("mmfs_pushed_bytes_total", "counter", "Bytes of the pushed files.", ds,
            d(s.readahead.pushed.bytes));
+  if (!s.views.empty()) {
+    struct ViewField {
+      uint64_t ViewStats::*field;
+      const char* metric;
+      const char* help;
+    };
+    const ViewField view_fields[] = {
+        {&ViewStats::files_served, "mmfs_view_files_served_total",
+         "READs at offset 0 of files under @N, by view."},
+        {&ViewStats::bytes_served, "mmfs_view_served_bytes_total",
+         "Bytes returned to READs of files under @N, by view."},
+        {&ViewStats::resized_loads, "mmfs_view_resized_loads_total",
+         "Resized files a READ loaded from the view's shards, by view."},
+        {&ViewStats::resized_load_bytes, "mmfs_view_resized_load_bytes_total",
+         "Bytes of the resized files a READ loaded, by view."},
+        {&ViewStats::readahead_loads, "mmfs_view_readahead_loads_total",
+         "Resized files loaded ahead of their READ (readahead, hint), by view."},
+        {&ViewStats::readahead_load_bytes, "mmfs_view_readahead_load_bytes_total",
+         "Bytes of the resized files loaded ahead, by view."},
+    };
+    for (const ViewField& f : view_fields) {
+      w.Family(f.metric, "counter", f.help);
+      for (const ViewStats& v : s.views) {
+        std::string label = "view=\"";
+        label += std::to_string(v.side);
+        label += '"';
+        w.Sample(f.metric, with(label), d(v.*f.field));
+      }
+    }
+  }
   if (s.readers.enabled) {
     const ReadersStats& r = s.readers;
     // Labelled by command name, not pid: a bounded set (ReaderAccountingOptions::max_commands).

@@ -12,65 +12,53 @@
 // dataset with the same set of views. Sizes come from the view index (View::Lookup, O(log n)):
 // nothing is decoded at lookup or read.
 //
-// Reads: a file the view serves as the original goes through the base read path (same cache
-// keys, readahead and sample members as the original tree: the bytes are the same). A resized
-// file goes through the same RAM/SSD/cluster tiers under a key of its own (ViewKey: never equal
-// to a base key or another view's), loaded whole from its view shard and checked against its
-// XXH3 (View::ReadVerified) before anything is cached or served. No readahead, hint or push for
-// resized files.
+// Reads: every file of a view goes through the same read path as the original tree
+// (Filesystem's ReadFile over FileReader and the Prefetcher, view_files.h): the same tiers,
+// readahead, sample members, hint and push, with a resized file under a key of its own (ViewKey)
+// loaded from its view shard and checked against its XXH3 before anything is cached or served.
 //
-// Ownership: owns the ViewSet; borrows the dataset, the file reader and the origin reader (for
-//   error counting), which must outlive it. `base_read` must stay callable while serving.
-// Thread-safety: all methods are thread-safe (counters are atomics; everything else is
-// immutable after construction).
+// Ownership: borrows the dataset, the view files and the origin reader (for error counting),
+//   which must outlive it. `read` must stay callable while serving.
+// Thread-safety: all methods are thread-safe (everything is immutable after construction).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cache/tier.h"
 #include "fs/base/status.h"
 #include "fs/core/fs_types.h"
 #include "fs/core/stats.h"
+#include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
 
 namespace mmfs::fs {
 
-class FileReader;
-class OriginReader;
-
-// The cache key of view `side`'s resized copy of base entry `index`. Base keys are entry
-// indexes (< 2^40 in practice); the top bit keeps every view key out of that range, and the side
-// (not the view's position in the set) keeps it stable when views are added or removed, which
-// matters for the SSD tier, whose entries outlive the mount.
-inline cache::CacheKey ViewKey(uint32_t side, uint64_t index) {
-  return (1ull << 63) | (static_cast<uint64_t>(side) << 40) | (index & ((1ull << 40) - 1));
-}
-
 class ViewNamespace {
  public:
-  // A read of base entry `e` through the original tree's path (readahead included).
-  using BaseRead =
-      std::function<Result<ReadData>(const format::Entry& e, uint64_t offset, size_t size,
-                                     uint64_t stream)>;
+  // A READ of a regular file of a tree (the mount's read path: prefetcher, then FileReader).
+  using TreeRead = std::function<Result<ReadData>(const TreeFile& f, uint64_t offset, size_t size,
+                                                  uint64_t stream)>;
 
-  // `root_side` != 0: the mount's root is that view's root (REQUIRES: it is in `views`).
-  ViewNamespace(const format::Dataset& dataset, format::ViewSet views, uint32_t root_side,
-                FileReader& reader, OriginReader& origin, BaseRead base_read);
+  // With views.root_tree() != 0 the mount's root is that view's root.
+  ViewNamespace(const format::Dataset& dataset, ViewFiles& views, OriginReader& origin,
+                TreeRead read);
 
   // The first inode above every view's range (the control directory's).
-  uint64_t end_ino() const { return 1 + entries_ * (views_.views().size() + 1); }
+  uint64_t end_ino() const { return 1 + entries_ * views_.tree_count(); }
   // Whether `ino` is a view file or directory (with a root view: the base range too).
   bool Owns(uint64_t ino) const {
-    return (ino > entries_ && ino < end_ino()) || (root_k_ >= 0 && ino >= 1 && ino <= entries_);
+    return (ino > entries_ && ino < end_ino()) ||
+           (views_.root_tree() != 0 && ino >= 1 && ino <= entries_);
   }
-  bool has_root_view() const { return root_k_ >= 0; }
+  bool has_root_view() const { return views_.root_tree() != 0; }
   // `@N` in the root: view N's root directory; nullopt for any other name (or with a root view).
   std::optional<Attr> LookupInRoot(std::string_view name) const;
 
@@ -80,39 +68,21 @@ class ViewNamespace {
                  const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit);
   Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream);
   Result<std::string> ReadLink(uint64_t ino);
-
-  // Per view: files and bytes served, view shard reads.
-  void Stats(std::vector<ViewStats>* out) const;
-  const format::ViewSet& views() const { return views_; }
+  // The file `ino` is (any kind of entry); NotFound for a left-out file or a foreign inode.
+  Result<TreeFile> FileOf(uint64_t ino) const;
+  // `ls MNT/.mmfs/views`: one (name, symlink target) per view served, the target relative to
+  // `.mmfs/views/` ("../../@256"; with a root view, that view only, "../..").
+  std::vector<std::pair<std::string, std::string>> ServedViews() const;
 
  private:
-  struct Node {
-    size_t k = 0;  // view position in views_
-    format::Entry entry;
-    format::ViewFile file;
-  };
-  struct Counters {
-    std::atomic<uint64_t> files_served{0};  // READs at offset 0 of a regular file
-    std::atomic<uint64_t> bytes_served{0};
-    std::atomic<uint64_t> resized_loads{0};  // loads of a resized file from its view shard
-    std::atomic<uint64_t> resized_load_bytes{0};
-  };
-
-  uint64_t Ino(size_t k, uint64_t index) const;
-  // The node of `ino`; NotFound for an entry the view leaves out.
-  Result<Node> NodeOf(uint64_t ino) const;
-  Result<Node> NodeFor(size_t k, const format::Entry& e) const;
-  Attr NodeAttr(const Node& n) const;
-  Result<cache::Blob> LoadResized(const Node& n);
+  uint64_t Ino(size_t tree, uint64_t index) const;
+  Attr NodeAttr(const TreeFile& n) const;
 
   const format::Dataset& dataset_;
-  const format::ViewSet views_;
+  ViewFiles& views_;
   const uint64_t entries_;
-  int root_k_ = -1;
-  FileReader& reader_;
   OriginReader& origin_;
-  const BaseRead base_read_;
-  std::unique_ptr<Counters[]> counters_;  // one per view
+  const TreeRead read_;
 };
 
 }  // namespace mmfs::fs

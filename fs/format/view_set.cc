@@ -214,8 +214,21 @@ Status View::ReadRange(const ViewFile& file, uint64_t offset, size_t len, char* 
 
 Status View::ReadVerified(const ViewFile& file, const std::string& path, char* out) const {
   MMFS_RETURN_IF_ERROR(ReadRange(file, 0, file.size, out));
-  uint64_t sum = XXH3_64bits(out, file.size);
-  if (sum != file.checksum) {
+  return Check(file, path, std::string_view(out, file.size));
+}
+
+Status View::ReadShardSpan(uint32_t shard, uint64_t offset, size_t len, char* out) const {
+  if (shard >= shard_fds_.size() || offset > manifest_.shards[shard].size ||
+      len > manifest_.shards[shard].size - offset) {
+    return Status::InvalidArgument(dir_ + ": read outside a view shard");
+  }
+  return PreadFull(shard_fds_[shard].get(), out, len, offset,
+                   dir_ + "/" + manifest_.shards[shard].file);
+}
+
+Status View::Check(const ViewFile& file, const std::string& path, std::string_view bytes) const {
+  uint64_t sum = XXH3_64bits(bytes.data(), bytes.size());
+  if (bytes.size() != file.size || sum != file.checksum) {
     return Status::Corruption(dir_ + "/" + manifest_.shards[file.shard].file + " at offset " +
                               std::to_string(file.data_offset) + ": checksum mismatch for " +
                               path + " (expected " + HexU64(file.checksum) + ", read " +

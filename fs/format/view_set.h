@@ -79,6 +79,12 @@ class View {
   // Reads a whole kView file and checks its XXH3-64. `path` names it in the error.
   // REQUIRES: file.source == kView; `out` has room for file.size bytes.
   Status ReadVerified(const ViewFile& file, const std::string& path, char* out) const;
+  // Reads `len` bytes at `offset` of view shard `shard` (several files in one read; the caller
+  // checks each with Check). InvalidArgument outside the shard.
+  Status ReadShardSpan(uint32_t shard, uint64_t offset, size_t len, char* out) const;
+  // Checks `bytes` against kView file `file`'s XXH3-64; the Corruption names shard, offset and
+  // `path`.
+  Status Check(const ViewFile& file, const std::string& path, std::string_view bytes) const;
 
  private:
   View() = default;

@@ -215,7 +215,8 @@ TEST_F(ViewNamespaceTest, RootViewServesTheViewAsTheWholeTree) {
   EXPECT_EQ(List(kRootIno), (std::vector<std::string>{".", "..", "README.txt", "train"}));
   EXPECT_EQ(fs_->Lookup(kRootIno, "@64").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(Walk(".mmfs").ok());  // the control directory stays
-  // Nothing is pushed for a view inode: its original's bytes must never reach its page cache.
+  // Nothing to push: the file was read, not prefetched (its original's bytes are never offered
+  // for it either: the buffer is keyed by the resized file's own key, view_read_path_test.cc).
   auto claimed = fs_->ClaimPrefetched(attr->ino, 1 << 20, false);
   ASSERT_TRUE(claimed.ok());
   EXPECT_EQ(claimed->owner, nullptr);

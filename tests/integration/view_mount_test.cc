@@ -35,6 +35,38 @@ TEST(ViewMountTest, AtNServesTheViewToUnmodifiedLoaders) {
       EXPECT_NE(e.path().filename().string(), "@64");
     }
     EXPECT_TRUE(std::filesystem::is_directory(tmp / "mnt/@64/train"));
+    // `ls MNT/.mmfs/views` lists the view; the hint takes its paths and loads its files ahead
+    // (first, while nothing is cached yet).
+    auto hinted = RunCommand(
+        {"/usr/bin/python3", "-c",
+         "import json, os, random, sys, time\n"
+         "mnt = sys.argv[1]\n"
+         "assert os.listdir(os.path.join(mnt, '.mmfs', 'views')) == ['64']\n"
+         "assert os.readlink(os.path.join(mnt, '.mmfs', 'views', '64')) == '../../@64'\n"
+         "assert os.path.samefile(os.path.join(mnt, '.mmfs', 'views', '64'),\n"
+         "                        os.path.join(mnt, '@64'))\n"
+         "root = os.path.join(mnt, '@64', 'train')\n"
+         "paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root)\n"
+         "               for f in fs if f.endswith('.jpg'))\n"
+         "random.Random(3).shuffle(paths)\n"
+         "with open(os.path.join(mnt, '.mmfs', 'hint'), 'w') as f:\n"
+         "    f.write(''.join(os.path.relpath(p, mnt) + '\\n' for p in paths))\n"
+         "stats = lambda: json.load(open(os.path.join(mnt, '.mmfs', 'stats')))\n"
+         "deadline = time.monotonic() + 30\n"
+         "while stats()['readahead']['hint']['positions'] != len(paths):\n"
+         "    assert time.monotonic() < deadline, stats()['readahead']['hint']\n"
+         "    time.sleep(0.05)\n"
+         "for p in paths:\n"
+         "    open(p, 'rb').read(); open(p[:-4] + '.txt', 'rb').read()\n"
+         "s = stats()\n"
+         "assert s['readahead']['hint']['unknown_lines'] == 0, s['readahead']['hint']\n"
+         "assert s['readahead']['hint']['cursor'] == len(paths), s['readahead']['hint']\n"
+         "assert s['views']['64']['readahead_loads'] > 0, s['views']\n"
+         "print('hinted', len(paths))\n",
+         tmp / "mnt"},
+        300);
+    EXPECT_EQ(hinted.exit_code, 0) << hinted.output;
+    EXPECT_NE(hinted.output.find("hinted 60"), std::string::npos) << hinted.output;
     auto check = RunCommand(
         {"/usr/bin/python3", "-c",
          "import os, sys\n"
@@ -72,6 +104,9 @@ TEST(ViewMountTest, AtNServesTheViewToUnmodifiedLoaders) {
     auto stats = RunCommand({MmfsBinary(), "stats", "--json", tmp / "mnt"}, 60);
     EXPECT_EQ(stats.exit_code, 0) << stats.output;
     EXPECT_NE(stats.output.find("\"64\""), std::string::npos) << stats.output;
+    auto human = RunCommand({MmfsBinary(), "stats", tmp / "mnt"}, 60);
+    EXPECT_EQ(human.exit_code, 0) << human.output;
+    EXPECT_NE(human.output.find("view @64"), std::string::npos) << human.output;
 
     // `mount --view 64`: the same tree at the root, byte for byte.
     ForegroundMount view_mount(dst, tmp / "mntv", {"--view", "64"});

@@ -161,6 +161,17 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                 FormatCount(c.at("damaged").get<uint64_t>()).c_str(),
                 FormatCount(c.at("dropped").get<uint64_t>()).c_str(), servers.c_str());
   }
+  // One line per view served (MNT/@N): what its readers got and what came from its shards.
+  const nlohmann::json views = j.value("views", nlohmann::json::object());
+  for (const auto& [side, v] : views.items()) {
+    std::printf("  view @%-4s %s files, %s served; resized loads %s (%s), %s read ahead (%s)\n",
+                side.c_str(), FormatCount(v.value("files_served", uint64_t{0})).c_str(),
+                FormatBytes(v.value("bytes_served", uint64_t{0})).c_str(),
+                FormatCount(v.value("resized_loads", uint64_t{0})).c_str(),
+                FormatBytes(v.value("resized_load_bytes", uint64_t{0})).c_str(),
+                FormatCount(v.value("readahead_loads", uint64_t{0})).c_str(),
+                FormatBytes(v.value("readahead_load_bytes", uint64_t{0})).c_str());
+  }
   const auto& errors = j.at("errors");
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
               FormatCount(errors.at("checksum").get<uint64_t>()).c_str(),
