@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -185,7 +186,9 @@ class KernelSquashfs(Peer):
         super().__init__(work)
         self.image = image
         self.root = os.path.join(work, "mnt-squashfs")
-        self.pack_seconds, self.pack_bytes = pack_seconds, os.path.getsize(image)
+        self.pack_seconds = pack_seconds
+        # Made by prepare() only when the peers' table runs.
+        self.pack_bytes = os.path.getsize(image) if os.path.exists(image) else 0
 
     def start(self):
         os.makedirs(self.root, exist_ok=True)
@@ -236,10 +239,10 @@ class Mmfs(Peer):
         self.options = list(options)
         self.pack_seconds, self.pack_bytes = pack_seconds, dir_bytes(dataset)
 
-    def start(self):
+    def start(self, preexec_fn=None):
         os.makedirs(self.root, exist_ok=True)
         t = time.monotonic()
-        run([MMFS, "mount", self.dataset, self.root] + self.options)
+        run([MMFS, "mount", self.dataset, self.root] + self.options, preexec_fn=preexec_fn)
         self.mount_seconds = time.monotonic() - t
 
     def stop(self):
@@ -267,7 +270,8 @@ def prepare(args, work):
             f.write("\n".join(rel) + "\n")
     image = os.path.join(work, f"data-{args.samples}.sqfs")
     sq_seconds = None
-    if not os.path.exists(image):
+    # Only the peers' table needs the squashfs image (squashfs-tools may be missing otherwise).
+    if not os.path.exists(image) and not args.no_peers:
         t = time.monotonic()
         run(["mksquashfs", src, image, "-noI", "-noD", "-noF", "-noX", "-no-progress", "-quiet"])
         sq_seconds = time.monotonic() - t
@@ -365,59 +369,95 @@ def loader_footprint(args, root, filelist):
             return int(f.read())
 
 
-def memory_limited_epochs(args, src, dataset, filelist, profile):
-    """Three shuffled DataLoader epochs with memory for data at half the dataset, origin throttled.
+def memory_stat(cgroup_path, key):
+    with open(f"{cgroup_path}/memory.stat") as f:
+        for line in f:
+            k, v = line.split()
+            if k == key:
+                return int(v)
+    return 0
 
-    Both get the loader's own footprint (measured first) plus half the dataset for data:
-    native: the reader's memory cgroup is footprint + half, so its page cache thrashes.
-    mmfs: the daemon's RAM tier is half; the reader's cgroup is footprint + 256 MiB (the mount's
-    page cache), and the daemon's own is its size at start + half + 128 MiB, which also holds the
-    page cache of the files it pushes (charged to the daemon, not the reader). So mmfs uses at
-    most the same memory plus 384 MiB and the daemon's size at start.
+
+def equal_memory_epochs(args, src, dataset, filelist, profile):
+    """Three shuffled DataLoader epochs with the same memory for every side, origin throttled.
+
+    One memory cgroup (v1) holds everything a side uses: the loader, its page cache and, for
+    mmfs, the daemon (started inside it), its tiers and buffers and the page cache of the mount
+    and of the shards, as in a container. Its size is the loader's own footprint (measured
+    first) plus --memory-fraction of the dataset (half by default). mmfs is told what it may use
+    with the mount options of --memory-mmfs ("{data}" stands for the data share in bytes). The
+    origin's reads are throttled by the blkio cgroup (the reader for the native folder, the
+    daemon for mmfs) and counted per epoch from that cgroup's io_service_bytes.
     """
     size = dir_bytes(src)
-    half = size // 2
+    data = int(size * args.memory_fraction)
     footprint = loader_footprint(args, src, filelist)
-    log(f"  loader footprint {footprint / 2**20:.0f} MiB; data memory {half / 2**20:.0f} MiB")
-    results = {}
-    work = args.work
+    limit = footprint + data
+    log(f"  loader footprint {footprint / 2**20:.0f} MiB; data {data / 2**20:.0f} MiB; "
+        f"one cgroup of {limit / 2**20:.0f} MiB for everything")
+    results = {"dataset": {"seconds": 0, "bytes": size, "memory_limit": limit,
+                           "loader_footprint": footprint}}
     bps, iops = PROFILES[profile]
-    for peer, limit in [(Native(work, src), footprint + half),
-                        (Mmfs(work, dataset, None, ["--ram-cache", str(half)]),
-                         footprint + (256 << 20))]:
+    sides = [("native", Native(args.work, src))]
+    for i, opts in enumerate(args.memory_mmfs):
+        # "{data}" or "{data*F}": the data share (times F) in bytes.
+        options = re.sub(r"\{data(?:\*([0-9.]+))?\}",
+                         lambda m: str(int(data * float(m.group(1) or 1))), opts).split()
+        sides.append((f"mmfs {' '.join(options)}",
+                      Mmfs(args.work, dataset, None, options, name=f"mmfs-eq{i}")))
+    for label, peer in sides:
         peer.stop()
         drop_caches()
-        peer.start()
+        run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
         try:
-            run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
-            daemon_limit = None
-            if peer.daemon_pid():
-                daemon_limit = peak_rss(peer.daemon_pid()) + half + (128 << 20)
             with contextlib.ExitStack() as stack:
                 throttle = stack.enter_context(Throttle(src, bps, iops))
                 mem = stack.enter_context(MemoryLimit(limit))
-                if peer.daemon_pid():
-                    throttle.add(peer.daemon_pid())
-                    stack.enter_context(
-                        MemoryLimit(daemon_limit, "mmfs-bench-daemon")).add(peer.daemon_pid())
-                cmd = [PY, WORKLOADS, "loader-raw", peer.root, filelist, "--epochs", "3"]
 
                 def enter():
-                    if not peer.fuse:
-                        throttle.add(os.getpid())
+                    throttle.add(os.getpid())
                     mem.add(os.getpid())
-                out = subprocess.run(cmd, check=True, text=True, capture_output=True,
-                                     preexec_fn=enter).stdout
-            r = json.loads(out.strip().splitlines()[-1])
+                if peer.fuse:
+                    peer.start(preexec_fn=enter)
+                # A FUSE side's reader never touches the origin, but sits in the blkio cgroup
+                # anyway: the counts are the cgroup's, whoever reads.
+                cmd = [PY, WORKLOADS, "loader-raw", peer.root, filelist, "--epochs", "3",
+                       "--io-stat", f"{throttle.path}/blkio.throttle.io_service_bytes",
+                       "--io-dev", throttle.dev]
+                proc = subprocess.run(cmd, text=True, capture_output=True, preexec_fn=enter)
+                failcnt = int(open(f"{mem.path}/memory.failcnt").read())
+                peak = int(open(f"{mem.path}/memory.max_usage_in_bytes").read())
+                with open(f"{mem.path}/memory.oom_control") as f:
+                    oom = dict(line.split() for line in f).get("oom_kill", "0")
+                stats = None
+                if peer.fuse and proc.returncode == 0:
+                    with open(os.path.join(peer.root, ".mmfs", "stats")) as f:
+                        stats = json.load(f)
+                pid = peer.daemon_pid()
+                daemon_rss = peak_rss(pid) if pid else None
+                if peer.fuse:
+                    peer.stop()
+            if proc.returncode != 0:
+                r = {"seconds": 0, "failed": proc.stderr[-500:], "oom_kills": int(oom)}
+                log(f"  equal memory {label}: FAILED (oom kills {oom}) {proc.stderr[-300:]}")
+                results[label] = r
+                continue
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
             r["seconds"] = sum(r["epoch_seconds"][1:]) / 2
-            r["memory_limit"] = limit
-            r["loader_footprint"] = footprint
-            if daemon_limit is not None:
-                r["daemon_memory_limit"] = daemon_limit
-            if peer.daemon_pid():
-                r["daemon_peak_rss"] = peak_rss(peer.daemon_pid())
-            results[peer.name] = r
-            log(f"  memory-limited {peer.name}: epochs {r['epoch_seconds']}")
+            r["samples_per_second"] = len(open(filelist).readlines()) / r["seconds"]
+            r.update(memory_limit=limit, cgroup_peak=peak, limit_hits=failcnt, oom_kills=int(oom),
+                     options=label)
+            if daemon_rss is not None:
+                r["daemon_peak_rss"] = daemon_rss
+            if stats is not None:
+                r["mmfs_stats"] = {k: stats.get(k) for k in ("origin", "readahead", "memory",
+                                                             "cache", "tiers") if k in stats}
+            results[label] = r
+            log(f"  equal memory {label}: epochs {[round(x, 2) for x in r['epoch_seconds']]}, "
+                f"origin MB {[round(x / 1e6) for x in r['origin_bytes']]}, "
+                f"{r['samples_per_second']:.0f} samples/s in epochs 2-3, cgroup peak "
+                f"{peak / 2**20:.0f} MiB" + (f", daemon peak RSS {daemon_rss / 2**20:.0f} MiB"
+                                            if daemon_rss else ""))
         finally:
             peer.stop()
     return results
@@ -664,7 +704,14 @@ def main():
     ap.add_argument("--million", action="store_true",
                     help="also measure mount time and listing at 1M entries")
     ap.add_argument("--memory", action="store_true",
-                    help="also run 3 epochs with memory at half the dataset (cloud-volume origin)")
+                    help="also run 3 epochs at equal memory: one memory cgroup for the loader, "
+                         "the daemon and all page cache, sized loader footprint + "
+                         "--memory-fraction of the dataset (cloud-volume origin)")
+    ap.add_argument("--memory-fraction", type=float, default=0.5,
+                    help="with --memory: the dataset's share of memory beside the loader")
+    ap.add_argument("--memory-mmfs", action="append",
+                    help="with --memory: mount options of one mmfs side ('{data}': the data "
+                         "share in bytes); repeatable; default '--memory {data}'")
     ap.add_argument("--readahead", action="store_true",
                     help="also compare readahead on/off from the hard-disk profile and the hint "
                          "against a warm cache")
@@ -755,8 +802,9 @@ def main():
         rows.append(("mount, 1M entries", "", m["mount"]))
         rows.append(("os.walk, 1M entries", "cold", m["list"]))
     if args.memory:
-        rows.append(("loader-raw epochs 2-3", "memory = dataset/2, cloud-volume",
-                     memory_limited_epochs(args, src, dataset, filelist, "cloud-volume")))
+        args.memory_mmfs = args.memory_mmfs or ["--memory {data}"]
+        rows.append(("loader-raw epochs 2-3", "equal memory, cloud-volume",
+                     equal_memory_epochs(args, src, dataset, filelist, "cloud-volume")))
     write_report(args, peers, rows, started)
 
 
@@ -783,6 +831,30 @@ def report_from_jsonl(path):
         _Recorded(n, None, 0) for n in rows[0][2].keys()]
     args = argparse.Namespace(samples=meta["samples"], repeats=meta.get("repeats", 3))
     write_report(args, peers, rows, meta["started"])
+
+
+def equal_memory_table(label, mode, res):
+    d = res["dataset"]
+    base = res.get("native", {}).get("seconds")
+    lines = ["", f"{label}, {mode}: one memory cgroup of {d['memory_limit'] / 1e6:.0f} MB for "
+             f"everything (loader footprint {d['loader_footprint'] / 1e6:.0f} MB + data share; "
+             f"dataset {d['bytes'] / 1e6:.0f} MB):", "",
+             "| side | epochs (s) | epochs 2-3 (samples/s) | vs native | origin MB per epoch | "
+             "cgroup peak | daemon peak RSS |", "|---|---|---|---|---|---|---|"]
+    for k, v in res.items():
+        if k == "dataset":
+            continue
+        if v.get("failed"):
+            lines.append(f"| {k} | failed (OOM kills: {v.get('oom_kills')}) | | | | | |")
+            continue
+        ep = ", ".join(f"{x:.1f}" for x in v["epoch_seconds"])
+        ratio = f"{base / v['seconds']:.2f}x" if base and v["seconds"] else "-"
+        origin = " / ".join(f"{x / 1e6:.0f}" for x in v.get("origin_bytes", []))
+        rss = v.get("daemon_peak_rss")
+        lines.append(f"| {k} | {ep} | {v['samples_per_second']:.0f} | {ratio} | {origin} | "
+                     f"{v['cgroup_peak'] / 1e6:.0f} MB | "
+                     + (f"{rss / 1e6:.0f} MB |" if rss else "- |"))
+    return lines
 
 
 def write_report(args, peers, rows, started):
@@ -817,6 +889,9 @@ def write_report(args, peers, rows, started):
                 cells.append(f"{s:.3f}")
         lines.append(f"| {label} | {mode} | " + " | ".join(cells) + " |")
     for label, mode, res in rows:
+        if mode.startswith("equal memory"):
+            lines += equal_memory_table(label, mode, res)
+            continue
         if mode.startswith("readahead") or mode.startswith("hint") or mode.startswith("cluster"):
             continue
         if any(k not in names for k in res):

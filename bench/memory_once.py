@@ -5,13 +5,14 @@ Mounts a packed dataset with a RAM tier larger than it, reads every file twice (
 then a warm one), and reports daemon RSS, the page cache of the mount's files and the page cache
 of the shard files (fincore) against the bytes of data read.
 
-Usage (root): /usr/bin/python3 bench/memory_once.py DATASET.mmfs [--ram-cache 2G]
+Usage (root): /usr/bin/python3 bench/memory_once.py DATASET.mmfs [--ram-cache 2G] [-o hold_once=on]
 """
 import argparse
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MMFS = os.environ.get("MMFS_BIN", os.path.join(REPO, "build", "release", "mmfs"))
@@ -38,12 +39,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dataset")
     ap.add_argument("--ram-cache", default="4G")
+    ap.add_argument("-o", dest="options", action="append", default=[],
+                    help="mount options passed on (e.g. hold_once=on)")
     args = ap.parse_args()
     dataset = os.path.abspath(args.dataset)
     mnt = tempfile.mkdtemp(prefix="mmfs-mem-")
     subprocess.run(["sync"])
     open("/proc/sys/vm/drop_caches", "w").write("3\n")
-    subprocess.run([MMFS, "mount", dataset, mnt, "--ram-cache", args.ram_cache], check=True)
+    extra = [x for o in args.options for x in ("-o", o)]
+    subprocess.run([MMFS, "mount", dataset, mnt, "--ram-cache", args.ram_cache] + extra,
+                   check=True)
     try:
         pid = int(subprocess.run(["pgrep", "-f", f"mount {dataset} {mnt}"],
                                  capture_output=True, text=True).stdout.split()[0])
@@ -55,6 +60,8 @@ def main():
                     n = len(fh.read())
                 if epoch == 0:
                     data += n
+        # Hold-once drops a pushed file's pages 2 s after the push: measure after that.
+        time.sleep(3)
         shards = [os.path.join(dataset, f) for f in os.listdir(dataset)
                   if f.endswith(".mdb")]
         mount_cache = fincore_bytes(files)

@@ -53,6 +53,16 @@ def _sample_reader(paths):
     return total
 
 
+def read_bytes(io_stat, dev):
+    """Bytes read from device `dev` so far, per a blkio v1 io_service_bytes file."""
+    with open(io_stat) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == dev and parts[1] == "Read":
+                return int(parts[2])
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload")
@@ -63,6 +73,9 @@ def main():
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--hint", action="store_true")
     ap.add_argument("--list-first", action="store_true")
+    ap.add_argument("--io-stat", help="a blkio cgroup's blkio.throttle.io_service_bytes: the bytes "
+                    "read from --io-dev in each epoch are reported (origin_bytes)")
+    ap.add_argument("--io-dev", help="MAJOR:MINOR of the origin's device, with --io-stat")
     args = ap.parse_args()
     with open(args.filelist) as f:
         rel = [line.rstrip("\n") for line in f if line.strip()]
@@ -120,8 +133,9 @@ def main():
                 with open(p, "rb") as f:
                     return len(f.read()), len(caption)
 
-        epochs = []
+        epochs, origin = [], []
         for e in range(args.epochs):
+            io0 = read_bytes(args.io_stat, args.io_dev) if args.io_stat else 0
             t0 = time.monotonic()
             g = torch.Generator().manual_seed(args.seed + e)
             if args.hint:
@@ -138,7 +152,11 @@ def main():
             for batch in loader:
                 n += len(batch[1])
             epochs.append(time.monotonic() - t0)
+            if args.io_stat:
+                origin.append(read_bytes(args.io_stat, args.io_dev) - io0)
         result.update(files=n, epoch_seconds=epochs)
+        if args.io_stat:
+            result.update(origin_bytes=origin)
     else:
         sys.exit(f"unknown workload {args.workload}")
     result["seconds"] = time.monotonic() - start

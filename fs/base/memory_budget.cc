@@ -193,13 +193,20 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root) {
   if (version == 1) {
     s.usage_bytes = ReadNumber(d + "/memory.usage_in_bytes").value_or(0);
     auto stat = Slurp(d + "/memory.stat");
-    if (stat) s.reclaimable_bytes = KeyValue(*stat, "total_inactive_file").value_or(0);
+    if (stat) {
+      s.reclaimable_bytes = KeyValue(*stat, "total_inactive_file").value_or(0);
+      s.active_file_bytes = KeyValue(*stat, "total_active_file").value_or(0);
+    }
     s.limit_events = ReadNumber(d + "/memory.failcnt").value_or(0);
     s.oom_kills = FileKeyValue(d + "/memory.oom_control", "oom_kill").value_or(0);
     // v1 has no per-cgroup PSI; the host's would mix in every other cgroup.
   } else if (version == 2) {
     s.usage_bytes = ReadNumber(d + "/memory.current").value_or(0);
-    s.reclaimable_bytes = FileKeyValue(d + "/memory.stat", "inactive_file").value_or(0);
+    auto stat = Slurp(d + "/memory.stat");
+    if (stat) {
+      s.reclaimable_bytes = KeyValue(*stat, "inactive_file").value_or(0);
+      s.active_file_bytes = KeyValue(*stat, "active_file").value_or(0);
+    }
     auto events = Slurp(d + "/memory.events");
     if (events) {
       s.limit_events = KeyValue(*events, "max").value_or(0) + KeyValue(*events, "high").value_or(0);
@@ -212,11 +219,15 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root) {
       uint64_t total = KeyValue(*meminfo, "MemTotal").value_or(0) * 1024;
       uint64_t avail = KeyValue(*meminfo, "MemAvailable").value_or(0) * 1024;
       s.usage_bytes = total > avail ? total - avail : 0;
+      // MemAvailable already counts most file pages as free; what is left in use is not.
     }
     s.has_psi = ReadPsi(Under(root, "/proc/pressure/memory"), &s.psi_some_avg10,
                         &s.psi_full_avg10);
   }
   if (s.reclaimable_bytes > s.usage_bytes) s.reclaimable_bytes = s.usage_bytes;
+  if (s.active_file_bytes > s.usage_bytes - s.reclaimable_bytes) {
+    s.active_file_bytes = s.usage_bytes - s.reclaimable_bytes;
+  }
   return s;
 }
 
@@ -226,21 +237,41 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
   b.limit_source = limit.source();
   b.cgroup_dir = limit.cgroup_dir;
   b.in_use_bytes = request.in_use_bytes;
-  // Buffers scale down with small limits: 1/16 of the limit each, 4 to 64 MiB.
-  const uint64_t buffer = std::clamp<uint64_t>(b.limit_bytes / 16, 4 * kMiB, 64 * kMiB);
+  const uint64_t left = b.limit_bytes > b.in_use_bytes ? b.limit_bytes - b.in_use_bytes : 0;
+  // What the buffers scale with: the memory given, else the limit.
+  uint64_t scale = b.limit_bytes;
+  if (request.memory_bytes) {
+    b.requested_memory_bytes = *request.memory_bytes;
+    b.memory_bytes = std::max<uint64_t>(1, std::min(*request.memory_bytes, left));
+    scale = b.memory_bytes;
+    b.page_cache_bytes =
+        std::clamp<uint64_t>(scale / 8, kMinPageCacheBytes, kMaxPageCacheBytes);
+  }
+  // Buffers scale down with small limits: 1/16 of the limit (or memory) each, 4 to 64 MiB.
+  const uint64_t buffer = std::clamp<uint64_t>(scale / 16, 4 * kMiB, 64 * kMiB);
   b.prefetch_bytes = buffer;
   b.read_buffer_bytes = buffer;
   b.reserved_bytes = kBaseBytes + uint64_t{request.threads} * kPerThreadBytes +
                      request.index_bytes + b.prefetch_bytes + b.read_buffer_bytes +
                      (request.ssd_tier ? kQueueBytes : 0) +
                      (request.cluster_tier ? kQueueBytes : 0);
-  const uint64_t taken = b.reserved_bytes + b.in_use_bytes;
-  const uint64_t room = b.limit_bytes > taken ? b.limit_bytes - taken : 0;
+  uint64_t room;
+  if (b.explicit_memory()) {
+    // The RAM tier gets what the daemon and the page-cache share leave of the memory given.
+    const uint64_t taken = b.reserved_bytes + b.page_cache_bytes;
+    room = b.memory_bytes > taken ? b.memory_bytes - taken : 0;
+  } else {
+    const uint64_t taken = b.reserved_bytes + b.in_use_bytes;
+    room = b.limit_bytes > taken ? b.limit_bytes - taken : 0;
+  }
   if (request.ram_cache_bytes) {
     b.explicit_ram = true;
     b.requested_ram_bytes = *request.ram_cache_bytes;
     b.clamped = b.requested_ram_bytes > room;
     b.ram_cache_bytes = std::min(b.requested_ram_bytes, room);
+  } else if (b.explicit_memory()) {
+    b.clamped = b.requested_memory_bytes > b.memory_bytes;
+    b.ram_cache_bytes = room;
   } else {
     // Modest by default: the kernel's page cache of the mount holds warm files too, and under a
     // shared limit the readers need the rest of it.
@@ -256,21 +287,50 @@ std::string MemoryBudget::Explain() const {
                            ? ""
                            : " (" + cgroup_dir + ")");
   std::string why;
-  if (!explicit_ram) {
+  if (explicit_memory() && !explicit_ram) {
+    why = "--memory ";
+    why += FormatBytes(memory_bytes);
+    why += " less the daemon's needs and a page-cache share of ";
+    why += FormatBytes(page_cache_bytes);
+    if (requested_memory_bytes > memory_bytes) {
+      why += " (--memory ";
+      why += FormatBytes(requested_memory_bytes);
+      why += " clamped to what is left)";
+    }
+  } else if (!explicit_ram) {
     why = "default: 1/8 of the limit, at most half of what is left";
   } else if (clamped) {
     why = "--ram-cache " + FormatBytes(requested_ram_bytes) + " clamped to what is left";
   } else {
     why = "--ram-cache, fits";
   }
-  return "RAM tier " + FormatBytes(ram_cache_bytes) + " (" + why + "); limit " + limit +
-         ", the daemon needs " + FormatBytes(reserved_bytes) + " besides its RAM tier (prefetch " +
-         FormatBytes(prefetch_bytes) + ", read buffer " + FormatBytes(read_buffer_bytes) +
-         "), others use " + FormatBytes(in_use_bytes);
+  std::string out = "RAM tier " + FormatBytes(ram_cache_bytes) + " (" + why + "); limit " + limit +
+                    ", the daemon needs " + FormatBytes(reserved_bytes) +
+                    " besides its RAM tier (prefetch " + FormatBytes(prefetch_bytes) +
+                    ", read buffer " + FormatBytes(read_buffer_bytes) + "), others use " +
+                    FormatBytes(in_use_bytes);
+  if (explicit_memory()) {
+    out += "; left to the kernel for the mount's page cache: ";
+    out += FormatBytes(page_cache_bytes);
+  }
+  return out;
 }
 
 std::string MemoryBudget::Warning() const {
   if (!clamped) return "";
+  if (explicit_memory() && !explicit_ram) {
+    std::string w = "--memory ";
+    w += FormatBytes(requested_memory_bytes);
+    w += " does not fit: the memory limit is ";
+    w += FormatBytes(limit_bytes);
+    w += " (";
+    w += LimitSourceName(limit_source);
+    w += ") and others use ";
+    w += FormatBytes(in_use_bytes);
+    w += "; using ";
+    w += FormatBytes(memory_bytes);
+    return w;
+  }
   return "--ram-cache " + FormatBytes(requested_ram_bytes) + " does not fit: the memory limit is " +
          FormatBytes(limit_bytes) + " (" + LimitSourceName(limit_source) + "), the daemon needs " +
          FormatBytes(reserved_bytes) + " besides its RAM tier and others use " +

@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "cache/ram_tier.h"
@@ -56,7 +57,22 @@ Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
   }
   Result<cache::Blob> wanted = Status::Ok();
   if (f.tree == 0) {
-    // Originals only, back to back in one shard: one read.
+    // Originals only, back to back in one shard: one read. Members the RAM tier holds are not
+    // read again: the tier admits files one by one, so a sample's image may be held where its
+    // caption is not, and the caption's miss would fetch the image's bytes once more every
+    // epoch (issue 19). The run of members around `f` that the tier lacks is read: still one
+    // read, of neighbours.
+    size_t first = 0, last = base.size();
+    for (size_t i = 0; i < base.size(); ++i) {
+      if (base[i].index == f.entry.index || !tiers_.ram().Contains(base[i].index)) continue;
+      if (base[i].index < f.entry.index) {
+        first = i + 1;
+      } else {
+        last = std::min(last, i);
+      }
+    }
+    base = std::vector<format::Entry>(base.begin() + static_cast<std::ptrdiff_t>(first),
+                                      base.begin() + static_cast<std::ptrdiff_t>(last));
     wanted = origin_.LoadSample(f.entry, base, [&](const format::Entry& m, cache::Blob blob) {
       if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
       prefetcher_.PutMember(m.index, std::move(blob));
@@ -129,6 +145,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
     out.data = blob->data() + (offset - base);
     out.size = len;
     out.owner = std::move(blob);
+    // The file's bytes reached the reader (the origin re-read count, refetch_tracker.h; it
+    // tracks originals, by entry).
+    if (offset + len == file_size && !f.resized()) origin_.NoteDelivered(f.entry.index);
     return out;
   };
   cache::ReadBuffer& read_buffer = origin_.read_buffer();
@@ -162,7 +181,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
   }
   // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
   // rather than load it again for each (or read it again from the SSD tier).
-  if (len < file_size && !tiers_.ram().Contains(f.key)) read_buffer.Put(f.key, 0, *blob);
+  const bool held = tiers_.ram().Contains(f.key);
+  if (len < file_size && !held) read_buffer.Put(f.key, 0, *blob);
+  out.tier_holds = held && offset + len == file_size;
   return serve(std::move(blob).value(), 0);
 }
 

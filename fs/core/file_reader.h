@@ -10,7 +10,10 @@
 // own, ViewKey) and its sample's members are the view's files, so a resized image read from the
 // view's shard brings its caption from the base shard, and the other way round. Every first READ
 // of a file is recorded for the what-if curves, and the hit ratios are sampled into a history for
-// `mmfs stats --plot`.
+// `mmfs stats --plot`. A miss of an original does not read again the sample's members the RAM
+// tier holds. A READ that reaches the end of a file the RAM tier holds says so
+// (ReadData::tier_holds): the FUSE layer then drops the file's pages from the page cache, so the
+// bytes are held once.
 //
 // Ownership: borrows the dataset, the tier stack, the origin reader, the view files and the
 // prefetcher, which must outlive it.

@@ -272,15 +272,17 @@ Result<ReadData> Filesystem::ReadFile(const TreeFile& f, uint64_t offset, size_t
   return reader_->Read(f, offset, size, std::move(known));
 }
 
-void Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
+bool Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
                       const std::function<int(const char*, size_t)>& store) {
   // The prefetch buffer is keyed by the file's cache key: a resized file's push stores the
   // resized bytes, never its original's.
   auto f = FileForIno(ino);
-  if (!f.ok()) return;
+  if (!f.ok()) return false;
   if (auto taken = prefetcher_->Push(*f, max_bytes, wait, store)) {
-    (void)ReadFile(*f, 0, f->size(), stream, std::move(taken));
+    auto read = ReadFile(*f, 0, f->size(), stream, std::move(taken));
+    return read.ok() && read->tier_holds;
   }
+  return false;
 }
 
 Result<ReadData> Filesystem::ClaimPrefetched(uint64_t ino, size_t max_bytes, bool wait) {
@@ -412,7 +414,8 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   const CauseCounters warm = origin_->Counters(ReadCause::kWarmup);
   const cache::OriginCounters loads = tiers_->cache().origin_counters();
   s.origin = {demand.reads, demand.bytes, prefetch.reads, prefetch.bytes, warm.reads, warm.bytes,
-              loads.errors, loads.coalesced, origin_->StreamedCounters()};
+              loads.errors, loads.coalesced, origin_->StreamedCounters(),
+              origin_->RefetchCounters()};
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
   if (tiers_->cluster() != nullptr) s.cluster = tiers_->cluster()->ClusterStats();
   reader_->Stats(&s.what_if);
@@ -420,6 +423,9 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
   s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
   s.memory = MemoryStatsOf(ResidentBytes(), governor_.load());
+  s.memory.page_cache_drops = metrics_.page_cache_drops.load(std::memory_order_relaxed);
+  s.memory.page_cache_drops_skipped =
+      metrics_.page_cache_drops_skipped.load(std::memory_order_relaxed);
   view_files_->Stats(&s.views);
   if (readers_ != nullptr) {
     s.readers = readers_->Snapshot(query.reader_window_seconds, query.reader_top);

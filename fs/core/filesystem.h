@@ -88,7 +88,9 @@ class Filesystem {
   // (prefetcher.h): a stored file is then taken as a READ of all of it would take it (into the
   // cache, the hint and the access patterns advanced; counted as pushed, not in bytes_served,
   // which counts READ replies). `store` returns 0, -ENOENT (no inode yet) or another -errno.
-  void Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
+  // True when the file was pushed and the RAM tier holds it now: the pushed pages are a second
+  // copy once their reader has read them (fs/fuse/page_cache_dropper.h).
+  bool Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
             const std::function<int(const char*, size_t)>& store);
   // Push in two steps (tests): ClaimPrefetched gives the whole of `ino` if it is a regular file
   // of at most `max_bytes` that the prefetcher has loaded, no reader has taken and no other push
@@ -130,6 +132,11 @@ class Filesystem {
   // bytes the RAM tier holds.
   void SetMemoryTargets(const MemoryTargets& targets);
   uint64_t RamBytesUsed() const;
+  // The FUSE layer dropped (or could not drop) a tier-held file's pages from the page cache.
+  void CountPageCacheDrop(bool dropped) {
+    (dropped ? metrics_.page_cache_drops : metrics_.page_cache_drops_skipped)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
   // Shows `governor`'s budget and pressure in stats; it must outlive serving (or be reset).
   void SetMemoryGovernor(const MemoryGovernor* governor) { governor_.store(governor); }
 

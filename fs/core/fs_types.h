@@ -48,6 +48,9 @@ struct ReadData {
   std::shared_ptr<const std::string> owner;
   const char* data = nullptr;
   size_t size = 0;
+  // The READ reached the file's end and the RAM tier holds the file: its pages in the kernel's
+  // page cache would be a second copy (fs/fuse/page_cache_dropper.h).
+  bool tier_holds = false;
 };
 
 // How a listing hands out its entries: `emit(name, attr, next_offset)` returns false when the

@@ -42,12 +42,19 @@ void MemoryGovernor::Step(const MemorySample& sample) {
   Pressure level;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    level = AssessPressure(limit, have_prev_ ? counters_.last : sample, sample);
+    const MemorySample& prev = have_prev_ ? counters_.last : sample;
+    level = plan_.explicit_memory() ? AssessWithin(prev, sample)
+                                    : AssessPressure(limit, prev, sample);
     before = t = counters_.targets;
   }
   const uint64_t used = hooks_.ram_used ? hooks_.ram_used() : 0;
-  const auto target = static_cast<uint64_t>(kHighFraction * static_cast<double>(limit));
-  const uint64_t working = sample.working_bytes();
+  // With --memory the page cache is what gives way: what reclaim cannot take back must stay
+  // below the limit less the page-cache share. Otherwise the working set below 80% of it.
+  const uint64_t target = plan_.explicit_memory()
+                              ? WithinTarget()
+                              : static_cast<uint64_t>(kHighFraction * static_cast<double>(limit));
+  const uint64_t working =
+      plan_.explicit_memory() ? sample.unreclaimable_bytes() : sample.working_bytes();
   auto halve = [](uint64_t b) { return std::max(kMinBufferBytes, b / 2); };
   if (level == Pressure::kCritical) {
     t.ram_cache_bytes = std::min(t.ram_cache_bytes, used / 2);
@@ -55,7 +62,11 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
   } else if (working > target || level == Pressure::kHigh) {
     // Give back the excess over the target (at least an eighth: high PSI below the target).
-    const uint64_t excess = std::max(working > target ? working - target : 0, used / 8);
+    // With --memory just the excess: every byte evicted is a miss next epoch, and the target
+    // already keeps the page-cache share free.
+    const uint64_t over = working > target ? working - target : 0;
+    const uint64_t excess =
+        plan_.explicit_memory() && over > 0 ? over : std::max(over, used / 8);
     t.ram_cache_bytes = std::min(t.ram_cache_bytes, used > excess ? used - excess : 0);
     t.prefetch_bytes = halve(t.prefetch_bytes);
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
@@ -63,7 +74,18 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     // Grow by no more than the headroom, and no more than a step of the limit per sample: what
     // others allocate between two samples (a reader's batch) then finds room.
     const uint64_t step = std::max<uint64_t>(limit / kGrowthStepDivisor, 1);
-    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + std::min(target - working, step));
+    const uint64_t headroom = target > working ? target - working : 0;
+    // With --memory the headroom is measured to the limit less the page-cache share, which is
+    // what absorbs others' allocations between two samples: no step. (A step also starved the
+    // tier of files larger than a sixteenth of it: used + step stayed below what one shard
+    // needs to admit one, so the tier never held anything and never grew.)
+    // Growing back right up to the target after a shrink churned the tier (a loader's workers
+    // hovering at the target: 114 shrinks in three epochs, each evicting files that then
+    // missed): with --memory it grows only to half the page-cache share below the target.
+    const uint64_t band = plan_.page_cache_bytes / 2;
+    const uint64_t grow = plan_.explicit_memory() ? (headroom > band ? headroom - band : 0)
+                                                  : std::min(headroom, step);
+    t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + grow);
     if (level == Pressure::kLow) {
       t.prefetch_bytes = std::min(plan_.prefetch_bytes, t.prefetch_bytes * 2);
       t.read_buffer_bytes = std::min(plan_.read_buffer_bytes, t.read_buffer_bytes * 2);
@@ -81,6 +103,25 @@ void MemoryGovernor::Step(const MemorySample& sample) {
   counters_.last = sample;
   counters_.targets = t;
   have_prev_ = true;
+}
+
+uint64_t MemoryGovernor::WithinTarget() const {
+  const uint64_t limit = plan_.limit_bytes;
+  return limit > plan_.page_cache_bytes ? limit - plan_.page_cache_bytes : 0;
+}
+
+Pressure MemoryGovernor::AssessWithin(const MemorySample& prev, const MemorySample& cur) const {
+  const uint64_t target = WithinTarget();
+  const uint64_t anon = cur.unreclaimable_bytes();
+  // Past half the page-cache share the kernel is close to having nothing left to reclaim.
+  if (cur.oom_kills > prev.oom_kills ||
+      anon >= target + (plan_.limit_bytes - target) / 2 ||
+      (cur.has_psi && cur.psi_full_avg10 >= 10.0)) {
+    return Pressure::kCritical;
+  }
+  if (anon > target || (cur.has_psi && cur.psi_some_avg10 >= 10.0)) return Pressure::kHigh;
+  if (anon > target - target / 16) return Pressure::kModerate;
+  return Pressure::kLow;
 }
 
 GovernorCounters MemoryGovernor::Counters() const {

@@ -15,6 +15,11 @@
 //   the pressure is low again;
 // - the push is off unless pressure is low: pushed pages are page cache charged to the daemon.
 //
+// With --memory (MemoryBudget::explicit_memory) the mount shares its limit with others (the
+// loader in a container) and the page cache is what gives way: the level and the headroom are
+// judged on unreclaimable memory (no page cache) against the limit less the plan's page-cache
+// share; critical past half that share or on an OOM kill.
+//
 // Nothing ever goes above the plan (fs/base/memory_budget.h), which stats show with the targets
 // of the moment.
 //
@@ -79,6 +84,10 @@ class MemoryGovernor {
   static constexpr uint64_t kMinBufferBytes = 1ull << 20;
 
  private:
+  // With --memory: the most unreclaimable memory the cgroup may hold, and the level it means.
+  uint64_t WithinTarget() const;
+  Pressure AssessWithin(const MemorySample& prev, const MemorySample& cur) const;
+
   const MemoryLimit limit_;
   const MemoryBudget plan_;
   const bool push_wanted_;

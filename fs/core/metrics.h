@@ -56,6 +56,10 @@ class Metrics {
   // (OriginReader::CountError). Push counters live in the prefetcher.
   std::atomic<uint64_t> checksum_failures{0};
   std::atomic<uint64_t> io_errors{0};
+  // Hold once (fs/fuse/page_cache_dropper.h): files the RAM tier holds whose pages were dropped
+  // from the mount's page cache, and drops not done (queue full, inode gone).
+  std::atomic<uint64_t> page_cache_drops{0};
+  std::atomic<uint64_t> page_cache_drops_skipped{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
  private:

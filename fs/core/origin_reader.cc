@@ -14,6 +14,7 @@ OriginReader::OriginReader(const format::Dataset& dataset, Metrics& metrics,
       metrics_(metrics),
       options_(options),
       io_(io != nullptr ? std::move(io) : NewDatasetIo(dataset)),
+      refetch_(dataset.entry_count()),
       read_buffer_(options.read_buffer_bytes),
       ranged_(*this, read_buffer_) {}
 
@@ -96,6 +97,7 @@ Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
   for (const format::Entry& m : members) {
     std::string_view bytes(raw->data() + (m.record.data_offset - start), m.size());
     Status intact = Check(m, bytes);
+    if (intact.ok()) refetch_.NoteFetch(m.index, m.size());
     if (m.index == e.index) {
       if (!intact.ok()) return CountError(intact);
       wanted = std::make_shared<const std::string>(bytes);
@@ -133,6 +135,7 @@ void OriginReader::ReadCoalesced(std::vector<format::Entry> entries, ReadCause c
         std::string_view bytes(raw->data() + (entries[m].record.data_offset - start),
                                entries[m].size());
         if (!Check(entries[m], bytes).ok()) continue;
+        refetch_.NoteFetch(entries[m].index, entries[m].size());
         found(entries[m], std::make_shared<const std::string>(bytes));
       }
     }

@@ -15,6 +15,10 @@
 // it holds the bytes of a file read in several READs that the RAM tier did not keep, and the
 // verified head of a streamed large file.
 //
+// Every file fetched whole is noted in a RefetchTracker (cache/refetch_tracker.h), which counts
+// the fetches that repeat one whose bytes never reached a reader (origin re-reads); FileReader
+// reports the deliveries (NoteDelivered). Ranges of a streamed large file are not tracked.
+//
 // Ownership: borrows the dataset and the metrics (which must outlive it); owns the I/O seam,
 // the read buffer and the ranged reader.
 // Thread-safety: all methods are thread-safe.
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "cache/read_buffer.h"
+#include "cache/refetch_tracker.h"
 #include "cache/tier.h"
 #include "fs/base/status.h"
 #include "fs/core/metrics.h"
@@ -92,6 +97,9 @@ class OriginReader {
   const cache::ReadBuffer& read_buffer() const { return read_buffer_; }
   const format::Dataset& dataset() const { return dataset_; }
   CauseCounters Counters(ReadCause cause) const;
+  // File `key` reached a reader (served to its end, or pushed): see refetch_tracker.h.
+  void NoteDelivered(uint64_t key) { refetch_.NoteDelivered(key); }
+  cache::RefetchCounters RefetchCounters() const { return refetch_.Counters(); }
   RangedCounters StreamedCounters() const { return ranged_.Counters(); }
 
  private:
@@ -104,6 +112,7 @@ class OriginReader {
     std::atomic<uint64_t> bytes{0};
   };
   std::array<AtomicCause, static_cast<size_t>(ReadCause::kCount)> causes_;
+  cache::RefetchTracker refetch_;
   cache::ReadBuffer read_buffer_;
   RangedReader ranged_;  // after what it borrows
 };

@@ -18,6 +18,7 @@
 #include "cache/hinted_order.h"
 #include "cache/prefetch_buffer.h"
 #include "cache/read_buffer.h"
+#include "cache/refetch_tracker.h"
 #include "cache/tier.h"
 #include "cache/what_if.h"
 #include "fs/core/memory_governor.h"
@@ -49,6 +50,7 @@ struct OriginStats {
   uint64_t errors = 0;     // failed loads (TieredCache's count)
   uint64_t coalesced = 0;  // misses that waited for another caller's load
   RangedCounters streamed;
+  cache::RefetchCounters rereads;  // fetched again before the last fetch was used (refetch_tracker.h)
 };
 
 struct PushStats {
@@ -103,6 +105,8 @@ struct ViewStats {
 
 struct MemoryStats {
   uint64_t rss_bytes = 0;
+  // Hold once: tier-held files dropped from the mount's page cache, and drops not done.
+  uint64_t page_cache_drops = 0, page_cache_drops_skipped = 0;
   bool governed = false;  // the rest is set only with a governor
   MemoryBudget plan;
   GovernorCounters governor;

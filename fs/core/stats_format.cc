@@ -81,7 +81,10 @@ MemoryStats MemoryStatsOf(uint64_t rss_bytes, const MemoryGovernor* governor) {
 }
 
 nlohmann::json MemoryJson(const MemoryStats& m) {
-  nlohmann::json j = {{"rss_bytes", m.rss_bytes}};
+  nlohmann::json j = {{"rss_bytes", m.rss_bytes},
+                      {"hold_once",
+                       {{"dropped_files", m.page_cache_drops},
+                        {"skipped", m.page_cache_drops_skipped}}}};
   if (!m.governed) return j;
   const MemoryBudget& b = m.plan;
   j["budget"] = {{"source", b.source()},
@@ -95,12 +98,16 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                  {"ram_cache_bytes", b.ram_cache_bytes},
                  {"prefetch_bytes", b.prefetch_bytes},
                  {"read_buffer_bytes", b.read_buffer_bytes},
+                 {"memory_bytes", b.memory_bytes},
+                 {"requested_memory_bytes", b.requested_memory_bytes},
+                 {"page_cache_bytes", b.page_cache_bytes},
                  {"explanation", b.Explain()}};
   const GovernorCounters& c = m.governor;
   nlohmann::json pressure = {{"level", PressureName(c.level)},
                              {"samples", c.samples},
                              {"shrinks", c.shrinks},
                              {"working_bytes", c.last.working_bytes()},
+                             {"unreclaimable_bytes", c.last.unreclaimable_bytes()},
                              {"usage_bytes", c.last.usage_bytes},
                              {"limit_events", c.last.limit_events},
                              {"oom_kills", c.last.oom_kills},
@@ -202,6 +209,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
         {"bytes", o.demand_bytes + o.warmup_bytes},
         {"errors", o.errors},
         {"coalesced", o.coalesced},
+        {"rereads",
+         {{"files", o.rereads.files}, {"bytes", o.rereads.bytes}}},
         {"by_cause",
          {{"demand", {{"reads", o.demand_reads}, {"bytes", o.demand_bytes}}},
           {"prefetch", {{"reads", o.prefetch_reads}, {"bytes", o.prefetch_bytes}}},
@@ -322,6 +331,9 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
   w.Single("mmfs_origin_bytes_total", "counter", "Bytes read from the shards for cache misses.",
            ds, d(o.demand_bytes + o.warmup_bytes));
   w.Single("mmfs_origin_errors_total", "counter", "Shard reads that failed.", ds, d(o.errors));
+  w.Single("mmfs_origin_reread_bytes_total", "counter",
+           "Bytes fetched from the shards again before their previous fetch reached a reader.", ds,
+           d(o.rereads.bytes));
   w.Single("mmfs_checksum_failures_total", "counter", "Files whose bytes failed their checksum.",
            ds, d(s.checksum_errors));
   w.Single("mmfs_io_errors_total", "counter", "System call failures while reading shards.", ds,

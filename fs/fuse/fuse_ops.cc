@@ -123,12 +123,14 @@ void PushIfPrefetched(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool 
   if (!cfg.push_prefetched || cfg.session == nullptr) return;
   const size_t max_bytes = size_t{cfg.effective_read_ahead_kb} * 1024;
   fuse_session* session = cfg.session;
-  cfg.fs->Push(ino, stream, max_bytes, wait, [&](const char* data, size_t size) {
+  const bool held = cfg.fs->Push(ino, stream, max_bytes, wait, [&](const char* data, size_t size) {
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].mem = const_cast<char*>(data);
     // Not spliced: libfuse would log the expected ENOENT of a push that beats the inode.
     return fuse_lowlevel_notify_store(session, ino, 0, &buf, FUSE_BUF_NO_SPLICE);
   });
+  // The RAM tier kept the pushed file: its pages go once the reader has had time to read them.
+  if (held && cfg.dropper != nullptr) cfg.dropper->QueueLater(ino);
 }
 
 // The caller's thread id (the kernel's request header holds the calling task's pid in the
@@ -249,14 +251,18 @@ void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
-  ReaderRequest counted(req, !Config(req).fs->IsControl(ino));
-  auto data = Config(req).fs->Read(ino, static_cast<uint64_t>(off), size, StreamOf(req));
+  FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
+  auto data = cfg.fs->Read(ino, static_cast<uint64_t>(off), size, StreamOf(req));
   if (!data.ok()) {
     fuse_reply_err(req, ToErrno(data.status()));
     return;
   }
   counted.Served(data->size);
-  fuse_reply_buf(req, data->data, data->size);
+  fuse_reply_buf(req, data->data, data->size);  // `req` is gone from here on
+  counted.Done();                               // the reader waits no longer
+  // The RAM tier holds the file: its pages would be a second copy (hold once).
+  if (data->tier_holds && cfg.dropper != nullptr) cfg.dropper->Queue(ino);
 }
 
 void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "fs/core/filesystem.h"
+#include "fs/fuse/page_cache_dropper.h"
 
 namespace mmfs::fs {
 
@@ -41,6 +42,10 @@ struct FuseOpsConfig {
   // needs `session` (set by the server once the session exists).
   bool push_prefetched = true;
   fuse_session* session = nullptr;
+  // Hold once: a file the RAM tier holds leaves the page cache after its last READ (see
+  // page_cache_dropper.h). The server makes the dropper around its request loop.
+  bool hold_once = true;
+  PageCacheDropper* dropper = nullptr;
 };
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.

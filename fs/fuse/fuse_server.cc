@@ -51,6 +51,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
     return Status::InvalidArgument("libfuse refused the mount options '" + opts + "'");
   }
   config->session = server->session_;
+  server->config_ = config;
   if (options.overlay_front) {
     if (::geteuid() != 0) {
       return Status::InvalidArgument("--overlay needs root (it mounts an overlayfs)");
@@ -213,11 +214,21 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   std::thread signal_thread([this] { WatchSignals(); });
   std::thread overlay_thread;
   if (front_ != nullptr) overlay_thread = std::thread([this] { WatchOverlay(); });
+  // Made before the loop, stopped after it and before the session goes.
+  std::unique_ptr<PageCacheDropper> dropper;
+  if (config_->hold_once) {
+    Filesystem* fs = config_->fs;
+    dropper = std::make_unique<PageCacheDropper>(
+        session_, [fs](bool dropped) { fs->CountPageCacheDrop(dropped); });
+    config_->dropper = dropper.get();
+  }
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, options_.max_threads);
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
+  config_->dropper = nullptr;
+  dropper.reset();
   ready_thread.join();
   unsigned char done = 0;
   (void)!::write(signal_write_.get(), &done, 1);

@@ -66,6 +66,7 @@ class FuseServer {
   void WatchOverlay();
 
   MountOptions options_;
+  FuseOpsConfig* config_ = nullptr;  // not owned
   std::unique_ptr<OverlayFront> front_;  // with options_.overlay_front
   std::atomic<bool> front_mounted_{false};
   std::atomic<bool> start_failed_{false};  // WaitReady found a problem: Serve fails

@@ -283,6 +283,34 @@ TEST_F(FilesystemTest, ReadingAnImageBringsItsCaption) {
   EXPECT_EQ(j["readahead"]["patterns"]["sample_members"]["issued"], 0);
 }
 
+// Issue 19: the RAM tier admits files one by one. When it holds a sample's image but not its
+// caption, the caption's miss reads the caption alone, not the image again; and the caption,
+// fetched once as a member and lost before its reader came, counts as an origin re-read.
+TEST_F(FilesystemTest, AMissDoesNotFetchMembersTheTierHoldsAndLostCopiesAreRereads) {
+  const uint64_t jpg = Walk("train/cat/1.jpg").ino;
+  const uint64_t txt = Walk("train/cat/1.txt").ino;
+  EXPECT_EQ(ReadAll(jpg), testing::MakeJpeg(20, 10));  // the caption waits in the buffer
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  const uint64_t ram = j["cache"]["tiers"][0]["bytes_budget"].get<uint64_t>();
+  const uint64_t prefetch = j["readahead"]["buffer_budget"].get<uint64_t>();
+  const uint64_t before = j["origin"]["bytes"].get<uint64_t>();
+  EXPECT_EQ(j["origin"]["rereads"]["files"], 0);
+  // Memory pressure empties the prefetch buffer: the caption's copy is lost.
+  fs_->SetMemoryTargets({ram, 0, 64 << 20, true});
+  fs_->SetMemoryTargets({ram, prefetch, 64 << 20, true});
+  EXPECT_EQ(ReadAll(txt), "a cat");
+  j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["origin"]["bytes"].get<uint64_t>() - before, 5u) << "the image was read again";
+  EXPECT_EQ(j["origin"]["rereads"]["files"], 1);
+  EXPECT_EQ(j["origin"]["rereads"]["bytes"], 5);
+  // Both delivered: reading them again from the tier fetches nothing.
+  EXPECT_EQ(ReadAll(jpg), testing::MakeJpeg(20, 10));
+  EXPECT_EQ(ReadAll(txt), "a cat");
+  j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["origin"]["bytes"].get<uint64_t>() - before, 5u);
+  EXPECT_EQ(j["origin"]["rereads"]["files"], 1);
+}
+
 TEST_F(FilesystemTest, InOrderReadsArePrefetched) {
   std::vector<uint64_t> inos;
   for (int i = 0; i < 300; ++i) inos.push_back(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);

@@ -191,7 +191,8 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   EXPECT_STREQ(b.source(), "cgroup v2");
   EXPECT_EQ(b.ram_cache_bytes, (160 * kMiB - b.reserved_bytes - 20 * kMiB) / 2);
   // One smaller than the reserve: no RAM tier at all, rather than an OOM kill.
-  b = PlanMemoryBudget(CgroupLimit(64 * kMiB), {});
+  b = PlanMemoryBudget(CgroupLimit(32 * kMiB), {});
+  EXPECT_GE(b.reserved_bytes, 32 * kMiB);
   EXPECT_EQ(b.ram_cache_bytes, 0u);
   EXPECT_NE(b.Explain().find("cgroup v1"), std::string::npos) << b.Explain();
 }
@@ -332,6 +333,90 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
   EXPECT_EQ(j["pressure"]["level"], "low");
   EXPECT_EQ(j["pressure"]["shrinks"], 2);
   EXPECT_FALSE(fs::MemoryStatsJson(1, nullptr).contains("budget"));
+}
+
+// Issue 19: --memory is all the mount may use, page cache included; the RAM tier gets what the
+// daemon's needs and the page-cache share leave.
+TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
+  BudgetRequest r;
+  r.memory_bytes = 512 * kMiB;
+  r.index_bytes = 4 * kMiB;
+  MemoryBudget b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_TRUE(b.explicit_memory());
+  EXPECT_STREQ(b.source(), "memory");
+  EXPECT_EQ(b.memory_bytes, 512 * kMiB);
+  EXPECT_EQ(b.page_cache_bytes, 64 * kMiB);  // an eighth
+  EXPECT_EQ(b.prefetch_bytes, 32 * kMiB);    // a sixteenth of the memory, not of the limit
+  EXPECT_EQ(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+  EXPECT_FALSE(b.clamped);
+  EXPECT_NE(b.Explain().find("page cache"), std::string::npos) << b.Explain();
+  // More than is left under the limit: clamped, and said.
+  r.memory_bytes = 2 * kGiB;
+  r.in_use_bytes = 200 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_EQ(b.memory_bytes, 800 * kMiB);
+  EXPECT_EQ(b.requested_memory_bytes, 2 * kGiB);
+  EXPECT_TRUE(b.clamped);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 800 * kMiB);
+  EXPECT_NE(b.Warning().find("--memory 2.00 GiB does not fit"), std::string::npos) << b.Warning();
+  // --ram-cache with --memory: kept when it fits in the memory given, else clamped to it.
+  r = {};
+  r.memory_bytes = 512 * kMiB;
+  r.ram_cache_bytes = 100 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_EQ(b.ram_cache_bytes, 100 * kMiB);
+  r.ram_cache_bytes = 1 * kGiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  EXPECT_TRUE(b.clamped);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+}
+
+// With --memory the loader shares the limit: the governor judges memory that is no page cache
+// against the limit less the page-cache share, so a full cgroup of page cache is no pressure.
+TEST(MemoryGovernorTest, WithMemoryGivenPageCacheGivesWayAndTheTierStays) {
+  BudgetRequest r;
+  r.memory_bytes = 512 * kMiB;
+  const MemoryLimit limit = CgroupLimit(800 * kMiB);
+  MemoryBudget plan = PlanMemoryBudget(limit, r);
+  ASSERT_EQ(plan.page_cache_bytes, 64 * kMiB);
+  uint64_t used = 0;
+  fs::MemoryGovernor g(limit, plan, true, {nullptr, [&] { return used; }});
+  auto step = [&](uint64_t usage_mib, uint64_t file_mib) {
+    MemorySample s;
+    s.usage_bytes = usage_mib * kMiB;
+    s.reclaimable_bytes = file_mib / 2 * kMiB;
+    s.active_file_bytes = (file_mib - file_mib / 2) * kMiB;
+    s.limit_events = 1000 + usage_mib;  // the limit is hit all the time: page cache fills it
+    g.Step(s);
+    return g.Counters();
+  };
+  // The cgroup is full, mostly of page cache (half of it active): low pressure, the tier may
+  // have all of its plan at once (the headroom, 436 MiB, is larger).
+  fs::GovernorCounters c = step(800, 500);
+  EXPECT_EQ(c.level, Pressure::kLow);
+  EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes);
+  // Less headroom than the plan: up to the headroom less half the page-cache share, no step
+  // (692 MiB unreclaimable, 44 MiB to the target, 12 to grow).
+  used = 200 * kMiB;
+  c = step(800, 108);
+  EXPECT_EQ(c.level, Pressure::kModerate);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used + 12 * kMiB);
+  // Closer to the target than half the share: it does not grow (no churn at the target).
+  c = step(800, 90);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used);
+  EXPECT_EQ(c.shrinks, 0u);
+  // Unreclaimable memory past the limit less the page-cache share (736 MiB): the excess goes.
+  used = 240 * kMiB;
+  c = step(800, 500);  // calm: back to the plan
+  EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes);
+  c = step(800, 50);  // 750 MiB unreclaimable: 14 over, given back, no more
+  EXPECT_EQ(c.level, Pressure::kHigh);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kMiB);
+  EXPECT_EQ(c.shrinks, 1u);
+  // Past half the share (768 MiB): critical.
+  c = step(800, 20);
+  EXPECT_EQ(c.level, Pressure::kCritical);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used / 2);
 }
 
 TEST(MemoryGovernorTest, ThreadSamplesTheFakeTreeUntilDestroyed) {

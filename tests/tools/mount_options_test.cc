@@ -39,22 +39,26 @@ TEST(MountOptionsTest, DefaultsWithNoOptions) {
 }
 
 TEST(MountOptionsTest, OnOffValues) {
-  auto on = ParseMountOptions(WithOptions({"readahead=on,hint=on,direct=on,push=on"}));
+  auto on = ParseMountOptions(WithOptions({"readahead=on,hint=on,direct=on,push=on,hold_once=on"}));
   ASSERT_TRUE(on.ok()) << on.status().ToString();
   EXPECT_TRUE(on->fs.readahead);
   EXPECT_TRUE(on->hint);
   EXPECT_TRUE(on->fs.direct_reads);
   EXPECT_TRUE(on->push);
-  auto off = ParseMountOptions(WithOptions({"readahead=off", "hint=off,direct=off", "push=off"}));
+  EXPECT_EQ(on->hold_once, true);
+  auto off = ParseMountOptions(
+      WithOptions({"readahead=off", "hint=off,direct=off", "push=off", "hold_once=off"}));
   ASSERT_TRUE(off.ok()) << off.status().ToString();
   EXPECT_FALSE(off->fs.readahead);
   EXPECT_FALSE(off->hint);
   EXPECT_FALSE(off->fs.direct_reads);
   EXPECT_FALSE(off->push);
+  EXPECT_EQ(off->hold_once, false);
+  EXPECT_FALSE(ParseMountOptions(WithOptions({})).value().hold_once.has_value());
 }
 
 TEST(MountOptionsTest, BadOnOffValueNamesTheOptionAndTheValue) {
-  for (const std::string key : {"readahead", "hint", "direct", "push"}) {
+  for (const std::string key : {"readahead", "hint", "direct", "push", "hold_once"}) {
     auto parsed = ParseMountOptions(WithOptions({key + "=maybe"}));
     ASSERT_FALSE(parsed.ok()) << key;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
@@ -81,6 +85,17 @@ TEST(MountOptionsTest, Sizes) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->ram_cache, 1ull << 30);
   EXPECT_EQ(parsed->ssd_cache_bytes, 512ull << 10);
+
+  // --memory (issue 19): -o memory=, overridden by the long option.
+  args = WithOptions({"memory=800M"});
+  parsed = ParseMountOptions(args);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->memory, 800ull << 20);
+  args.memory = "2G";
+  parsed = ParseMountOptions(args);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->memory, 2ull << 30);
+  EXPECT_FALSE(ParseMountOptions(WithOptions({})).value().memory.has_value());
 
   auto bad = ParseMountOptions(WithOptions({"ram_cache=lots"}));
   ASSERT_FALSE(bad.ok());

@@ -5,6 +5,7 @@
 // mount answers requests ("ready") or why it could not, and only then does the parent exit.
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
@@ -73,6 +74,7 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
     return;
   }
   BudgetRequest request;
+  request.memory_bytes = opts->memory;
   request.ram_cache_bytes = opts->ram_cache;
   request.index_bytes = dataset.manifest().index_size;
   request.threads = opts->mount.max_threads;
@@ -174,10 +176,23 @@ void RaiseFileLimit() {
   }
 }
 
+// The daemon's memory beyond its tiers (issue 19). glibc's defaults cost it tens of MiB: an
+// arena per thread (16 FUSE threads, the prefetch workers, the writers), each keeping what was
+// freed in it, and an mmap threshold that rises to the largest block freed (up to 32 MiB), after
+// which every file-sized blob comes from an arena and its memory stays there when evicted.
+// A few arenas and a fixed threshold: blobs of 256 KiB and more are mapped and unmapped on
+// their own, so evicting them returns the memory at once.
+void TuneAllocator() {
+  ::mallopt(M_ARENA_MAX, 4);
+  ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  ::mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+}
+
 // Runs the mount; `report` receives "ready" or an error message exactly once.
 int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
           const std::function<void(const std::string&)>& report) {
   RaiseFileLimit();
+  TuneAllocator();
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   cache::TierStackOptions to;
@@ -265,6 +280,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   config.gid = ::getgid();
   config.readdirplus = opts.readdirplus;
   config.push_prefetched = opts.push;
+  config.hold_once = opts.hold_once.value_or(opts.memory.has_value());
   auto server = fs::FuseServer::Mount(&config, opts.mount);
   if (!server.ok()) {
     report(server.status().message());

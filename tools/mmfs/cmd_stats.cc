@@ -112,6 +112,12 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
               FormatBytes(origin.at("bytes").get<uint64_t>()).c_str(),
               FormatCount(origin.at("errors").get<uint64_t>()).c_str(),
               FormatCount(origin.at("coalesced").get<uint64_t>()).c_str());
+  if (origin.contains("rereads")) {
+    const auto& rr = origin.at("rereads");
+    std::printf("  origin re-reads %s files, %s (fetched again before the last fetch was used)\n",
+                FormatCount(rr.value("files", uint64_t{0})).c_str(),
+                FormatBytes(rr.value("bytes", uint64_t{0})).c_str());
+  }
   if (j.contains("readahead")) {
     const auto& ra = j.at("readahead");
     std::printf("  readahead %s, %s runs detected, buffer %s of %s\n",
@@ -177,7 +183,12 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
               FormatCount(errors.at("checksum").get<uint64_t>()).c_str(),
               FormatCount(errors.at("io").get<uint64_t>()).c_str());
   const auto& mem = j.at("memory");
-  std::printf("  memory    daemon RSS %s\n", FormatBytes(mem.at("rss_bytes").get<uint64_t>()).c_str());
+  std::printf("  memory    daemon RSS %s", FormatBytes(mem.at("rss_bytes").get<uint64_t>()).c_str());
+  if (mem.contains("hold_once")) {
+    std::printf(", %s tier-held files dropped from the page cache (held once)",
+                FormatCount(mem.at("hold_once").value("dropped_files", uint64_t{0})).c_str());
+  }
+  std::printf("\n");
   if (mem.contains("budget")) {
     // The budget the daemon settled on at mount, and why.
     const auto& b = mem.at("budget");
@@ -197,6 +208,18 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                        FormatBytes(b.value("requested_ram_bytes", uint64_t{0})))
                           .c_str()
                     : "");
+  }
+  if (mem.contains("budget") && mem.at("budget").value("memory_bytes", uint64_t{0}) > 0) {
+    // --memory: how the memory given is split (issue 19).
+    const auto& b = mem.at("budget");
+    const uint64_t given = b.value("memory_bytes", uint64_t{0});
+    const uint64_t ram = b.value("ram_cache_bytes", uint64_t{0});
+    const uint64_t page_cache = b.value("page_cache_bytes", uint64_t{0});
+    const uint64_t daemon = given > ram + page_cache ? given - ram - page_cache : 0;
+    std::printf("  split     --memory %s: RAM tier %s, daemon and buffers %s, page cache of the "
+                "mount %s\n",
+                FormatBytes(given).c_str(), FormatBytes(ram).c_str(), FormatBytes(daemon).c_str(),
+                FormatBytes(page_cache).c_str());
   }
   if (mem.contains("pressure")) {
     const auto& p = mem.at("pressure");

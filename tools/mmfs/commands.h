@@ -51,6 +51,7 @@ struct MountArgs {
   bool foreground = false;
   bool debug = false;
   std::vector<std::string> options;  // -o, comma lists allowed
+  std::string memory;                // overrides -o memory=
   std::string ram_cache;             // overrides -o ram_cache=
   std::string cache_dir;             // overrides -o cache_dir=
   std::string ssd_cache;             // overrides -o ssd_cache=

@@ -79,10 +79,12 @@ int main(int argc, char** argv) {
       "Mount a packed dataset read-only at MNT.\n"
       "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
-      "mmfs options (-o): ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
+      "mmfs options (-o): memory=SIZE, ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
       "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty, overlay,\n"
       "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README),\n"
       "  push=on|off (prefetched files go into the page cache at lookup, sparing a READ),\n"
+      "  hold_once=on|off (files the RAM tier holds leave the page cache after their READ;\n"
+      "  default on with --memory),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
@@ -92,6 +94,10 @@ int main(int argc, char** argv) {
   mount_cmd->add_flag("-f,--foreground", mount.foreground, "Stay in the foreground, log to stderr");
   mount_cmd->add_flag("-d,--debug", mount.debug, "Trace every FUSE request (implies -f)");
   mount_cmd->add_option("-o", mount.options, "Mount options, comma-separated")->allow_extra_args(false);
+  mount_cmd->add_option("--memory", mount.memory,
+                        "All the memory the mount may use, page cache included: split between "
+                        "the daemon, the RAM tier and the mount's page cache (default: derived "
+                        "from the memory cgroup or physical memory)");
   mount_cmd->add_option("--ram-cache", mount.ram_cache,
                         "RAM cache budget (default 1/8 of memory, 64M..8G)");
   mount_cmd->add_option("--cache-dir", mount.cache_dir,

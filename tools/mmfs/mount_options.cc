@@ -35,7 +35,9 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
     if (eq != std::string::npos) in_cluster_list = false;
     std::string key = item.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "ram_cache") {
+    if (key == "memory") {
+      MMFS_ASSIGN_OR_RETURN(out->memory, ParseSize(value));
+    } else if (key == "ram_cache") {
       MMFS_ASSIGN_OR_RETURN(out->ram_cache, ParseSize(value));
     } else if (key == "cache_dir") {
       out->cache_dir = value;
@@ -71,6 +73,8 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
       MMFS_ASSIGN_OR_RETURN(out->hint, ParseOnOff(key, value));
     } else if (key == "direct") {
       MMFS_ASSIGN_OR_RETURN(out->fs.direct_reads, ParseOnOff(key, value));
+    } else if (key == "hold_once") {
+      MMFS_ASSIGN_OR_RETURN(out->hold_once, ParseOnOff(key, value));
     } else if (key == "push") {
       MMFS_ASSIGN_OR_RETURN(out->push, ParseOnOff(key, value));
     } else if (key == "nonempty") {
@@ -85,6 +89,9 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
     } else {
       out->mount.fuse_options.push_back(item);  // allow_other, auto_unmount, nodev, ...
     }
+  }
+  if (!args.memory.empty()) {
+    MMFS_ASSIGN_OR_RETURN(out->memory, ParseSize(args.memory));
   }
   if (!args.ram_cache.empty()) {
     MMFS_ASSIGN_OR_RETURN(out->ram_cache, ParseSize(args.ram_cache));

@@ -36,7 +36,11 @@ struct ParsedMountOptions {
   bool nonempty = false;
   bool hint = true;
   bool push = true;
+  // -o hold_once: files the RAM tier holds leave the page cache; nullopt: on with --memory only
+  // (with memory to spare the kernel's copy makes warm reads free).
+  std::optional<bool> hold_once;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
+  std::optional<uint64_t> memory;            // -o memory / --memory; nullopt: derived
   std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
   // The memory the daemon may use and how it is split (fs/base/memory_budget.h); no limit when
   // it could not be read (no governor then). Filled by the mount's memory planning, not here.
