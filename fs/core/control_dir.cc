@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,33 @@ Attr SnapshotAttr(uint64_t ino, uint64_t size) {
   return a;
 }
 }  // namespace
+
+Result<StatsQuery> ParseStatsQuery(std::string_view query) {
+  StatsQuery q;
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return Status::InvalidArgument("no value in " + std::string(item));
+    }
+    std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    double v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size()) {
+      return Status::InvalidArgument("not a number: " + std::string(item));
+    }
+    if (key == "window" && v > 0 && v <= 3600) {
+      q.reader_window_seconds = v;
+    } else if (key == "top" && v >= 1 && v <= 1000) {
+      q.reader_top = static_cast<size_t>(v);
+    } else {
+      return Status::InvalidArgument("unknown or out of range: " + std::string(item));
+    }
+  }
+  return q;
+}
 
 ControlDir::ControlDir(uint64_t dir_ino, Render render)
     : dir_ino_(dir_ino), render_(std::move(render)) {}
@@ -61,9 +89,17 @@ Result<Attr> ControlDir::Lookup(uint64_t parent, std::string_view name) {
     return Status::NotFound(std::string(name));
   }
   if (name == kViewsDirName && has_views()) return DirAttr(views_ino());
-  if (name == kStatsFileName || name == kMetricsFileName) {
+  StatsQuery query;
+  const std::string_view stats_query_prefix = "stats?";
+  const bool queried = name.substr(0, stats_query_prefix.size()) == stats_query_prefix;
+  if (queried) {
+    auto q = ParseStatsQuery(name.substr(stats_query_prefix.size()));
+    if (!q.ok()) return Status::NotFound(std::string(name) + ": " + q.status().message());
+    query = *q;
+  }
+  if (queried || name == kStatsFileName || name == kMetricsFileName) {
     auto blob = std::make_shared<const std::string>(
-        render_(name == kMetricsFileName ? File::kMetrics : File::kStats));
+        render_(name == kMetricsFileName ? File::kMetrics : File::kStats, query));
     std::lock_guard<std::mutex> lock(mu_);
     uint64_t ino = first_snapshot_ino() + next_snapshot_++;
     snapshots_[ino] = blob;

@@ -26,13 +26,18 @@
 
 #include "fs/base/status.h"
 #include "fs/core/fs_types.h"
+#include "fs/core/stats.h"
 
 namespace mmfs::fs {
+
+// The query of a `stats?...` name (without "stats?"); InvalidArgument for an unknown key or a
+// value out of range (window 0 < s <= 3600, top 1..1000).
+Result<StatsQuery> ParseStatsQuery(std::string_view query);
 
 class ControlDir {
  public:
   enum class File { kStats, kMetrics };
-  using Render = std::function<std::string(File)>;
+  using Render = std::function<std::string(File, const StatsQuery&)>;
 
   // `dir_ino`: the directory's inode, the first above the dataset's.
   ControlDir(uint64_t dir_ino, Render render);
@@ -44,7 +49,8 @@ class ControlDir {
   std::optional<Attr> LookupInRoot(std::string_view name) const;
   // Whether `ino` is one of the control directories (`.mmfs`, `.mmfs/views`).
   bool IsDir(uint64_t ino) const { return ino == dir_ino_ || (ino == views_ino() && has_views()); }
-  // A name inside control directory `parent`.
+  // A name inside control directory `parent`. In `.mmfs`, `stats?window=SECONDS&top=N` (either,
+  // in any order) is `stats` rendered with that query (ParseStatsQuery); not listed.
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
   Result<Attr> GetAttr(uint64_t ino) const;
   Status ReadDir(uint64_t ino, uint64_t offset,

@@ -15,6 +15,8 @@
 #include "fs/core/file_reader.h"
 #include "fs/core/origin_reader.h"
 #include "fs/core/prefetcher.h"
+#include "fs/core/reader_accounting.h"
+#include "fs/core/reader_verdict.h"
 #include "fs/core/stats_format.h"
 #include "fs/core/view_files.h"
 #include "fs/core/view_namespace.h"
@@ -79,10 +81,18 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
       [this](const TreeFile& f, uint64_t offset, size_t size, uint64_t stream) {
         return ReadFile(f, offset, size, stream);
       });
+  if (options_.reader_accounting) {
+    ReaderAccountingOptions ro;
+    ro.ignore_tgid = static_cast<uint64_t>(::getpid());
+    readers_ = std::make_unique<ReaderAccounting>(ro, &SteadyClock(), NewProcfsReader());
+    readers_->StartSampler();
+  }
   // Control inodes above every view's range (view_namespace.h).
-  control_ = std::make_unique<ControlDir>(views_->end_ino(), [this](ControlDir::File f) {
-    return f == ControlDir::File::kMetrics ? StatsPrometheus(Stats()) : StatsJsonText(Stats());
-  });
+  control_ = std::make_unique<ControlDir>(
+      views_->end_ino(), [this](ControlDir::File f, const StatsQuery& q) {
+        return f == ControlDir::File::kMetrics ? StatsPrometheus(Stats(q))
+                                               : StatsJsonText(Stats(q));
+      });
   control_->SetHintTarget(options_.hint_target);
   control_->SetControlTarget(options_.control_target);
   control_->SetLinkTarget(options_.control_link_target);
@@ -90,7 +100,9 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
 }
 
 Filesystem::~Filesystem() {
-  // Threads first (warm-up, then the prefetch workers), while what they use still exists.
+  // Threads first (the reader sampler, warm-up, then the prefetch workers), while what they use
+  // still exists.
+  if (readers_ != nullptr) readers_->StopSampler();
   warmup_.reset();
   prefetcher_.reset();
 }
@@ -408,7 +420,14 @@ Status Filesystem::RefuseWrite() {
   return Status::ReadOnly("mmfs mounts are read-only");
 }
 
-StatsSnapshot Filesystem::Stats() const {
+bool Filesystem::IsControl(uint64_t ino) const { return control_->Owns(ino); }
+
+bool Filesystem::IsControlLookup(uint64_t parent, std::string_view name) const {
+  if (control_->Owns(parent)) return true;
+  return parent == kRootIno && control_->LookupInRoot(name).has_value();
+}
+
+StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   StatsSnapshot s;
   const format::Manifest& m = dataset_->manifest();
   s.dataset = {dataset_->dir(), m.files, m.directories, m.samples, m.total_bytes,
@@ -443,6 +462,15 @@ StatsSnapshot Filesystem::Stats() const {
   s.memory.page_cache_drops_skipped =
       metrics_.page_cache_drops_skipped.load(std::memory_order_relaxed);
   view_files_->Stats(&s.views);
+  if (readers_ != nullptr) {
+    s.readers = readers_->Snapshot(query.reader_window_seconds, query.reader_top);
+    AdviceContext ctx;
+    for (const ViewStats& v : s.views) ctx.view_sides.push_back(v.side);
+    ctx.hint_in_use = s.readahead.hint.orders > 0;
+    const cache::TierCounters& ram = s.tiers.front().counters;
+    ctx.warm = ram.lookups > 0 && ram.hits * 10 >= ram.lookups * 9;
+    s.readers.advice = ReaderAdvice(s.readers.verdict, ctx);
+  }
   return s;
 }
 

@@ -53,6 +53,7 @@ namespace mmfs::fs {
 
 class ControlDir;
 class FileReader;
+class ReaderAccounting;
 class OriginReader;
 class Prefetcher;
 class ViewFiles;
@@ -144,9 +145,16 @@ class Filesystem {
   void SetMemoryGovernor(const MemoryGovernor* governor) { governor_.store(governor); }
 
   // Every counter, typed; .mmfs/stats and .mmfs/metrics render it (stats_format.h).
-  StatsSnapshot Stats() const;
+  StatsSnapshot Stats(const StatsQuery& query = {}) const;
   // The JSON document served as .mmfs/stats.
   std::string StatsJson() const;
+
+  // Who reads the mount (null without options.reader_accounting): the FUSE layer brackets each
+  // request with Begin/End. Requests for the control files are not a reader's loading work:
+  // IsControl tells them apart (`ino`, or `name` looked up in `parent`).
+  ReaderAccounting* readers() { return readers_.get(); }
+  bool IsControl(uint64_t ino) const;
+  bool IsControlLookup(uint64_t parent, std::string_view name) const;
 
   const format::Dataset& dataset() const { return *dataset_; }
   Metrics& metrics() { return metrics_; }
@@ -175,6 +183,7 @@ class Filesystem {
   std::unique_ptr<FileReader> reader_;
   std::unique_ptr<ViewNamespace> views_;
   std::unique_ptr<Warmup> warmup_;
+  std::unique_ptr<ReaderAccounting> readers_;
   std::unique_ptr<ControlDir> control_;
   std::atomic<const MemoryGovernor*> governor_{nullptr};
 };

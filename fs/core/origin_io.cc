@@ -1,5 +1,8 @@
 #include "fs/core/origin_io.h"
 
+#include <chrono>
+#include <thread>
+
 namespace mmfs::fs {
 
 namespace {
@@ -18,6 +21,26 @@ class DatasetIo final : public OriginIo {
 
 std::unique_ptr<OriginIo> NewDatasetIo(const format::Dataset& dataset) {
   return std::make_unique<DatasetIo>(dataset);
+}
+
+namespace {
+class DelayedIo final : public OriginIo {
+ public:
+  DelayedIo(std::unique_ptr<OriginIo> inner, uint64_t delay_us)
+      : inner_(std::move(inner)), delay_us_(delay_us) {}
+  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
+    return inner_->ReadSpan(shard, offset, len);
+  }
+
+ private:
+  const std::unique_ptr<OriginIo> inner_;
+  const uint64_t delay_us_;
+};
+}  // namespace
+
+std::unique_ptr<OriginIo> NewDelayedIo(std::unique_ptr<OriginIo> inner, uint64_t delay_us) {
+  return std::make_unique<DelayedIo>(std::move(inner), delay_us);
 }
 
 }  // namespace mmfs::fs

@@ -47,4 +47,8 @@ class OriginIo {
 // The shard files of `dataset` (Dataset::ReadShardSpan: direct reads where enabled).
 std::unique_ptr<OriginIo> NewDatasetIo(const format::Dataset& dataset);
 
+// `inner`, each read taking at least `delay_us` longer: a slow origin (a remote disk) for tests
+// and demonstrations (mmfs mount reads MMFS_TEST_ORIGIN_DELAY_US; tools/mmfs/cmd_mount.cc).
+std::unique_ptr<OriginIo> NewDelayedIo(std::unique_ptr<OriginIo> inner, uint64_t delay_us);
+
 }  // namespace mmfs::fs

@@ -112,6 +112,68 @@ struct MemoryStats {
   GovernorCounters governor;
 };
 
+// Readers of the mount (reader_accounting.h): who waits on mmfs, who computes, over a window.
+enum class ReaderVerdict { kNone, kIoBound, kComputeBound, kIdle };
+
+struct ReaderRow {
+  enum class Kind { kProcess, kOthers, kFinished };
+  Kind kind = Kind::kProcess;
+  uint64_t pid = 0;        // kProcess: the process (Tgid)
+  std::string comm;        // kProcess: its command name at first sight
+  uint32_t threads = 0;    // threads of it that sent requests and are alive
+  uint32_t processes = 0;  // readers summed into the row (1 for kProcess)
+  // Over the window: time the reader was observed, time some request of one of its threads was
+  // in mmfs (per thread, overlapping requests counted once; summed over threads), CPU time
+  // (utime + stime), requests and READ bytes mmfs served it, and `rchar` (every byte the
+  // process read from anything: /proc/PID/io has no per-mount count).
+  double wall_seconds = 0, stall_seconds = 0, cpu_seconds = 0;
+  // Runnable but waiting for a CPU (schedstat): CPU the reader wanted and did not get.
+  double runq_seconds = 0;
+  uint64_t requests = 0, served_bytes = 0;
+  bool has_rchar = false;
+  uint64_t rchar_bytes = 0;
+  ReaderVerdict verdict = ReaderVerdict::kNone;
+
+  double stall_share() const { return wall_seconds > 0 ? stall_seconds / wall_seconds : 0; }
+  double cpu_share() const { return wall_seconds > 0 ? cpu_seconds / wall_seconds : 0; }
+  double runq_share() const { return wall_seconds > 0 ? runq_seconds / wall_seconds : 0; }
+  // What the process read without asking mmfs (rchar less the bytes mmfs served it), as a share
+  // of rchar: the page cache's share if the process reads mostly from the mount; 0 without rchar.
+  double page_cache_share_estimate() const {
+    return has_rchar && rchar_bytes > served_bytes
+               ? static_cast<double>(rchar_bytes - served_bytes) / static_cast<double>(rchar_bytes)
+               : 0;
+  }
+};
+
+// Since the mount, by command name (bounded: the Prometheus labels).
+struct ReaderCommandTotals {
+  std::string comm;
+  double stall_seconds = 0, cpu_seconds = 0;
+  uint64_t requests = 0, served_bytes = 0;
+};
+
+struct ReadersStats {
+  bool enabled = false;
+  double window_seconds = 0;
+  // The top processes by stall, then "others" (the rest), then "finished" (readers that exited
+  // in the window), the last two only when not empty. Only readers active in the window.
+  std::vector<ReaderRow> rows;
+  ReaderRow total;  // the sum of the rows
+  ReaderVerdict verdict = ReaderVerdict::kNone;
+  std::string advice;  // one line for the verdict
+  uint64_t tracked_threads = 0, tracked_processes = 0;
+  uint64_t untracked_requests = 0;  // requests of threads beyond the table's bound
+  std::vector<ReaderCommandTotals> by_command;
+};
+
+// What a reader of `.mmfs/stats` may ask for, in the name it looks up:
+// `stats?window=SECONDS&top=N` (control_dir.h). The defaults are those of plain `stats`.
+struct StatsQuery {
+  double reader_window_seconds = 10;
+  size_t reader_top = 8;
+};
+
 struct StatsSnapshot {
   DatasetStats dataset;
   double uptime_seconds = 0;
@@ -128,6 +190,7 @@ struct StatsSnapshot {
   uint64_t listed_entries = 0, largest_readdir_request = 0;  // Metrics
   MemoryStats memory;
   std::vector<ViewStats> views;  // ascending side
+  ReadersStats readers;
 };
 
 }  // namespace mmfs::fs

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "fs/base/json_text.h"
+#include "fs/core/reader_verdict.h"
+#include "fs/core/readers_json.h"
 
 namespace mmfs::fs {
 
@@ -267,6 +269,7 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
                                      {"readahead_load_bytes", v.readahead_load_bytes}};
   }
   j["views"] = views;
+  j["readers"] = ReadersToJson(s.readers);
   return j;
 }
 
@@ -418,6 +421,44 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
         label += '"';
         w.Sample(f.metric, with(label), d(v.*f.field));
       }
+    }
+  }
+  if (s.readers.enabled) {
+    const ReadersStats& r = s.readers;
+    // Labelled by command name, not pid: a bounded set (ReaderAccountingOptions::max_commands).
+    auto comm = [&](const ReaderCommandTotals& c) {
+      std::string label = "comm=\"";
+      label += Escape(c.comm);
+      label += '"';
+      return with(label);
+    };
+    w.Family("mmfs_reader_stall_seconds_total", "counter",
+             "Time reader threads spent in mmfs requests (overlaps of a thread counted once).");
+    for (const auto& c : r.by_command) {
+      w.Sample("mmfs_reader_stall_seconds_total", comm(c), c.stall_seconds);
+    }
+    w.Family("mmfs_reader_cpu_seconds_total", "counter",
+             "CPU time (user + system) of the processes that read the mount, since first seen.");
+    for (const auto& c : r.by_command) {
+      w.Sample("mmfs_reader_cpu_seconds_total", comm(c), c.cpu_seconds);
+    }
+    w.Family("mmfs_reader_served_bytes_total", "counter", "READ bytes served to each reader.");
+    for (const auto& c : r.by_command) {
+      w.Sample("mmfs_reader_served_bytes_total", comm(c), d(c.served_bytes));
+    }
+    w.Single("mmfs_readers_stall_share", "gauge",
+             "Share of the readers' observed time spent waiting on mmfs, over the stats window.",
+             ds, r.total.stall_share());
+    w.Single("mmfs_readers_cpu_share", "gauge",
+             "Share of the readers' observed time spent on a CPU, over the stats window.", ds,
+             r.total.cpu_share());
+    w.Family("mmfs_readers_verdict", "gauge", "1 for the readers' verdict over the window.");
+    for (ReaderVerdict v : {ReaderVerdict::kIoBound, ReaderVerdict::kComputeBound,
+                            ReaderVerdict::kIdle, ReaderVerdict::kNone}) {
+      std::string label = "verdict=\"";
+      label += ReaderVerdictName(v);
+      label += '"';
+      w.Sample("mmfs_readers_verdict", with(label), r.verdict == v ? 1 : 0);
     }
   }
   if (s.cluster.has_value()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fs/base/file_util.h"
+#include "fs/core/reader_accounting.h"
 #include "fs/fuse/errno_map.h"
 #include "fs/format/format.h"
 
@@ -142,18 +143,53 @@ void PushIfPrefetched(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool 
   if (held && cfg.dropper != nullptr) cfg.dropper->QueueLater(ino);
 }
 
+// The caller's thread id (the kernel's request header holds the calling task's pid in the
+// daemon's pid namespace: a TID, which is the process id only for a main thread); 0 when the
+// kernel sent the request on nobody's behalf or the caller is outside our pid namespace.
 uint64_t StreamOf(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   return ctx != nullptr ? static_cast<uint64_t>(ctx->pid) : 0;
 }
 
+// Brackets one request for the reader accounting (fs/core/reader_accounting.h): the calling
+// thread waits from the callback's start until its reply (Done, or the end of the scope). Not
+// counted: requests for the control files (`mmfs stats` is not a loader), and callers with no pid.
+class ReaderRequest {
+ public:
+  ReaderRequest(fuse_req_t req, bool counted) {
+    ReaderAccounting* acct = Config(req).fs->readers();
+    if (!counted || acct == nullptr) return;
+    const uint64_t tid = StreamOf(req);
+    if (tid != 0 && acct->Begin(tid, acct->Now())) {
+      acct_ = acct;
+      tid_ = tid;
+    }
+  }
+  ~ReaderRequest() { Done(); }
+  ReaderRequest(const ReaderRequest&) = delete;
+  ReaderRequest& operator=(const ReaderRequest&) = delete;
+  void Served(size_t bytes) { bytes_ = bytes; }
+  void Done() {
+    if (acct_ == nullptr) return;
+    acct_->End(tid_, acct_->Now(), bytes_);
+    acct_ = nullptr;
+  }
+
+ private:
+  ReaderAccounting* acct_ = nullptr;
+  uint64_t tid_ = 0;
+  size_t bytes_ = 0;
+};
+
 void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControlLookup(parent, name));
   auto attr = cfg.fs->Lookup(parent, name);
   if (attr.ok()) {
     fuse_entry_param e = ToEntry(cfg, *attr);
     const uint64_t stream = StreamOf(req);
     fuse_reply_entry(req, &e);  // `req` is gone from here on
+    counted.Done();             // the reader waits no longer
     if (S_ISREG(attr->mode)) PushIfPrefetched(cfg, attr->ino, stream, /*wait=*/false);
     return;
   }
@@ -180,6 +216,7 @@ void OnForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 
 void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
   FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
   auto attr = cfg.fs->GetAttr(ino);
   if (!attr.ok()) {
     fuse_reply_err(req, ToErrno(attr.status()));
@@ -190,6 +227,7 @@ void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
 }
 
 void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
+  ReaderRequest counted(req, !Config(req).fs->IsControl(ino));
   auto target = Config(req).fs->ReadLink(ino);
   if (!target.ok()) {
     fuse_reply_err(req, ToErrno(target.status()));
@@ -214,6 +252,7 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 // Kernels with FUSE_CAP_NO_OPEN_SUPPORT take ENOSYS as "never send OPEN/RELEASE again" and keep
 // the page cache across opens: warm reads then cost the daemon nothing.
 void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  ReaderRequest counted(req, !Config(req).fs->IsControl(ino));
   if (Config(req).no_open && (fi->flags & O_ACCMODE) == O_RDONLY) {
     fuse_reply_err(req, ENOSYS);
     return;
@@ -223,12 +262,15 @@ void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
   FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
   auto data = cfg.fs->Read(ino, static_cast<uint64_t>(off), size, StreamOf(req));
   if (!data.ok()) {
     fuse_reply_err(req, ToErrno(data.status()));
     return;
   }
+  counted.Served(data->size);
   fuse_reply_buf(req, data->data, data->size);  // `req` is gone from here on
+  counted.Done();                               // the reader waits no longer
   // The RAM tier holds the file: its pages would be a second copy (hold once).
   if (data->tier_holds && cfg.dropper != nullptr) cfg.dropper->Queue(ino);
 }
@@ -238,6 +280,7 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 // cached from its first READDIR on (bench/README.md, "Listing a million files").
 void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
   auto attr = cfg.fs->OpenDir(ino);
   if (!attr.ok()) {
     fuse_reply_err(req, ToErrno(attr.status()));
@@ -257,6 +300,7 @@ void OnOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 template <bool kPlus>
 void DoReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
   FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
   // Not zero-filled: fuse_add_direntry writes every byte it counts, padding included.
   auto buf = std::make_unique_for_overwrite<char[]>(size);
   size_t used = 0;
@@ -304,6 +348,7 @@ void OnReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 void OnStatfs(fuse_req_t req, fuse_ino_t /*ino*/) {
+  ReaderRequest counted(req, true);
   StatFsInfo info = Config(req).fs->StatFs();
   struct statvfs st;
   std::memset(&st, 0, sizeof st);
@@ -327,6 +372,7 @@ void ReplyXattr(fuse_req_t req, const std::string& value, size_t size) {
 }
 
 void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  ReaderRequest counted(req, !Config(req).fs->IsControl(ino));
   auto value = Config(req).fs->GetXattr(ino, name);
   if (!value.ok()) {
     fuse_reply_err(req, ToErrno(value.status()));
@@ -338,6 +384,7 @@ void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  ReaderRequest counted(req, !Config(req).fs->IsControl(ino));
   auto names = Config(req).fs->ListXattr(ino);
   if (!names.ok()) {
     fuse_reply_err(req, ToErrno(names.status()));
@@ -359,12 +406,16 @@ void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/
              fuse_file_info* /*fi*/, unsigned /*flags*/, const void* /*in_buf*/,
              size_t /*in_bufsz*/, size_t /*out_bufsz*/) {
   FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));  // with the push it waits for
   Status s = cfg.fs->Ioctl(ino);
   PushIfPrefetched(cfg, ino, StreamOf(req), /*wait=*/true);  // the read comes after the reply
   fuse_reply_err(req, ToErrno(s));
 }
 
-void Refuse(fuse_req_t req) { fuse_reply_err(req, ToErrno(Config(req).fs->RefuseWrite())); }
+void Refuse(fuse_req_t req) {
+  ReaderRequest counted(req, true);
+  fuse_reply_err(req, ToErrno(Config(req).fs->RefuseWrite()));
+}
 void OnSetattr(fuse_req_t req, fuse_ino_t, struct stat*, int, fuse_file_info*) { Refuse(req); }
 void OnMknod(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) { Refuse(req); }
 void OnMkdir(fuse_req_t req, fuse_ino_t, const char*, mode_t) { Refuse(req); }

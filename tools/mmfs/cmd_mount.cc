@@ -221,7 +221,15 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
                    " memcached server(s)";
   }
   opts.fs.mountpoint = opts.mount.mountpoint;
-  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(tiers).value());
+  // A test hook: a slow origin (tests/integration/reader_mount_test.cc), in microseconds per
+  // shard read. Not an option: nobody wants it but a test or a demonstration.
+  std::unique_ptr<fs::OriginIo> io;
+  if (const char* delay = std::getenv("MMFS_TEST_ORIGIN_DELAY_US"); delay != nullptr) {
+    const uint64_t us = std::strtoull(delay, nullptr, 10);
+    spdlog::warn("MMFS_TEST_ORIGIN_DELAY_US: every shard read waits {} us more", us);
+    io = fs::NewDelayedIo(fs::NewDatasetIo(*dataset), us);
+  }
+  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(tiers).value(), std::move(io));
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::MemoryGovernor> governor;
   if (opts.memory_limit) {

@@ -18,7 +18,9 @@
 #include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
+#include "fs/core/readers_json.h"
 #include "tools/mmfs/commands.h"
+#include "tools/mmfs/readers_view.h"
 
 namespace mmfs::cli {
 
@@ -230,6 +232,9 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
                 FormatCount(p.value("shrinks", uint64_t{0})).c_str(),
                 p.value("push", true) ? "on" : "paused");
   }
+  // Who reads the mount and whether loading is their bottleneck (a daemon without: nothing).
+  auto readers = fs::ReadersFromJson(j.value("readers", nlohmann::json()));
+  if (readers.ok() && readers->enabled) std::printf("\n%s", ReadersSection(*readers).c_str());
   std::printf("\n  %-10s %12s %8s %10s %10s\n", "request", "count", "errors", "p50", "p99");
   for (const auto& [name, op] : req.items()) {
     uint64_t count = op.at("count").get<uint64_t>();
@@ -245,8 +250,10 @@ void PrintHuman(const std::string& mnt, const nlohmann::json& j) {
 
 }  // namespace
 
-Result<nlohmann::json> ReadStats(const std::string& mnt) {
-  std::string path = mnt + "/" + fs::kControlDirName + "/" + fs::kStatsFileName;
+// `name`: the stats file, or its query form with the readers' window (readers_view.h).
+Result<nlohmann::json> ReadStats(const std::string& mnt,
+                                 const std::string& name = fs::kStatsFileName) {
+  std::string path = mnt + "/" + fs::kControlDirName + "/" + name;
   auto text = ReadWholeFile(path, 64ull << 20);
   if (!text.ok()) {
     return Status::NotFound(mnt + " is not an mmfs mount, or its daemon is not answering (" +
@@ -271,7 +278,9 @@ std::atomic<bool> g_stop{false};
 // One line per interval with the deltas, in the style of `juicefs stats`.
 int Watch(const StatsArgs& args) {
   signal(SIGINT, [](int) { g_stop = true; });
-  auto prev = ReadStats(args.mountpoint);
+  // The readers' stall over each interval (at least the accounting's 1 s tick).
+  const std::string name = StatsQueryName(std::max(1.0, args.watch), args.top);
+  auto prev = ReadStats(args.mountpoint, name);
   if (!prev.ok()) {
     PrintError(prev.status().message());
     return 1;
@@ -284,14 +293,15 @@ int Watch(const StatsArgs& args) {
       nanosleep(&ts, nullptr);
     }
     if (g_stop) break;
-    auto cur = ReadStats(args.mountpoint);
+    auto cur = ReadStats(args.mountpoint, name);
     if (!cur.ok()) {
       PrintError(cur.status().message());
       return 1;
     }
     if (lines++ % 20 == 0) {
-      std::printf("%8s %9s %10s %9s %8s %8s %10s %9s %9s %8s\n", "time", "reads/s", "served/s",
-                  "lookups/s", "ram hit", "ssd hit", "origin/s", "p99 read", "errors", "rss");
+      std::printf("%8s %9s %10s %9s %8s %8s %10s %9s %9s %8s %7s\n", "time", "reads/s", "served/s",
+                  "lookups/s", "ram hit", "ssd hit", "origin/s", "p99 read", "errors", "rss",
+                  "stall");
     }
     const auto& a = *prev;
     const auto& b = *cur;
@@ -310,14 +320,15 @@ int Watch(const StatsArgs& args) {
     char when[16];
     std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&now));
     uint64_t errors = U(b, {"errors", "checksum"}) + U(b, {"errors", "io"});
-    std::printf("%8s %9.0f %8s/s %9.0f %8s %8s %8s/s %9s %9s %8s\n", when,
+    auto readers = fs::ReadersFromJson(b.value("readers", nlohmann::json()));
+    std::printf("%8s %9.0f %8s/s %9.0f %8s %8s %8s/s %9s %9s %8s %7s\n", when,
                 rate({"requests", "read", "count"}),
                 FormatBytes(static_cast<uint64_t>(rate({"bytes_served"}))).c_str(),
-                rate({"requests", "lookup", "count"}), tier_ratio(0).c_str(),
-                tier_ratio(1).c_str(),
+                rate({"requests", "lookup", "count"}), tier_ratio(0).c_str(), tier_ratio(1).c_str(),
                 FormatBytes(static_cast<uint64_t>(rate({"origin", "bytes"}))).c_str(),
-                Micros(U(b, {"requests", "read", "p99_us"})).c_str(),
-                FormatCount(errors).c_str(), FormatBytes(U(b, {"memory", "rss_bytes"})).c_str());
+                Micros(U(b, {"requests", "read", "p99_us"})).c_str(), FormatCount(errors).c_str(),
+                FormatBytes(U(b, {"memory", "rss_bytes"})).c_str(),
+                readers.ok() ? StallColumn(*readers).c_str() : "-");
     std::fflush(stdout);
     prev = std::move(cur);
   }
@@ -476,8 +487,9 @@ int RunStats(const StatsArgs& args) {
     PrintWhatIf(j);
     return 0;
   }
-  std::string path = args.mountpoint + "/" + fs::kControlDirName + "/" +
-                     (args.prometheus ? fs::kMetricsFileName : fs::kStatsFileName);
+  std::string path =
+      args.mountpoint + "/" + fs::kControlDirName + "/" +
+      (args.prometheus ? std::string(fs::kMetricsFileName) : StatsQueryName(args.window, args.top));
   auto text = ReadWholeFile(path, 64ull << 20);
   if (!text.ok()) {
     PrintError(args.mountpoint + " is not an mmfs mount, or its daemon is not answering (" +

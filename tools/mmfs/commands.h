@@ -76,6 +76,8 @@ struct StatsArgs {
   double watch = 0;  // seconds between lines; 0: print once
   bool what_if = false;  // predicted hit ratios at other tier sizes
   std::string plot;      // write a PNG of the what-if curves and hit ratios over time
+  double window = 10;    // the readers' window, seconds
+  int top = 8;           // reader rows shown before "others"
 };
 int RunStats(const StatsArgs& args);
 

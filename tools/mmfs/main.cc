@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   CLI::App* stats_cmd = app.add_subcommand(
       "stats",
       "Show what a mount is doing: requests, latencies, cache tiers, origin reads, memory,\n"
-      "with tuning hints. --watch N prints live rates; --json and --prometheus are for tools\n"
+      "its readers (is data loading the bottleneck?), with tuning hints. --watch N prints\n"
+      "live rates; --json and --prometheus are for tools\n"
       "(the same documents are the files MNT/.mmfs/stats and MNT/.mmfs/metrics).");
   stats_cmd->add_option("MNT", stats.mountpoint, "Mount point")->required();
   stats_cmd->add_flag("--json", stats.json, "Print the raw JSON document (.mmfs/stats)");
@@ -149,6 +150,14 @@ int main(int argc, char** argv) {
   stats_cmd->add_option("--watch", stats.watch,
                         "Print a line of per-second rates every SECONDS (e.g. --watch 1)")
       ->check(CLI::PositiveNumber);
+  stats_cmd->add_option("--window", stats.window,
+                        "Readers: the last SECONDS the stall and CPU shares cover (default 10, at "
+                        "most 62; --watch uses its interval)")
+      ->check(CLI::Range(0.1, 3600.0));
+  stats_cmd->add_option("--top", stats.top,
+                        "Readers: show the N processes waiting longest (default 8), the rest as "
+                        "one row")
+      ->check(CLI::Range(1, 1000));
 
   mmfs::cli::WarmupArgs warmup;
   CLI::App* warmup_cmd = app.add_subcommand(
