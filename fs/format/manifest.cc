@@ -88,6 +88,19 @@ bool SafeFileName(const std::string& name) {
   return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
 }
 
+// Informational fields: a value of another type reads as absent. Not json::value(): it converts
+// a float such as 1e71 to an unsigned integer (undefined behaviour; found by fuzz_manifest) and
+// throws on a string where a number is expected.
+uint64_t OptionalUnsigned(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+std::string OptionalString(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 Result<Manifest> Manifest::Parse(const std::string& text, const std::string& origin) {
@@ -169,7 +182,7 @@ Result<Manifest> Manifest::Parse(const std::string& text, const std::string& ori
   if (!ok) return Status::Corruption(origin + ": " + error);
   // Optional, informational fields.
   if (auto src = j.find("source"); src != j.end() && src->is_object()) {
-    m.source_layout = src->value("layout", "");
+    m.source_layout = OptionalString(*src, "layout");
     if (auto p = src->find("paths"); p != src->end() && p->is_array()) {
       for (const json& path : *p) {
         if (path.is_string()) m.source_paths.push_back(path.get<std::string>());
@@ -177,8 +190,8 @@ Result<Manifest> Manifest::Parse(const std::string& text, const std::string& ori
     }
   }
   if (auto opts = j.find("pack_options"); opts != j.end() && opts->is_object()) {
-    m.shard_size = opts->value("shard_size", uint64_t{0});
-    m.on_bad = opts->value("on_bad", "");
+    m.shard_size = OptionalUnsigned(*opts, "shard_size");
+    m.on_bad = OptionalString(*opts, "on_bad");
   }
   return m;
 }

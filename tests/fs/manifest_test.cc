@@ -72,6 +72,23 @@ TEST(ManifestTest, NumbersOfTheWrongKindAreRefusedNotConverted) {
   }
 }
 
+TEST(ManifestTest, InformationalFieldsOfTheWrongKindReadAsAbsent) {
+  // Found by fuzz_manifest: pack_options.shard_size 1e71 was converted to an unsigned integer
+  // (undefined behaviour); a number where a string belongs threw.
+  std::string json = Sample().ToJson();
+  size_t at = json.find("\"shard_size\": 1073741824");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(at, 24, "\"shard_size\": 1e71");
+  at = json.find("\"on_bad\": \"fail\"");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(at, 16, "\"on_bad\": 3");
+  auto r = Manifest::Parse(json, "m");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->shard_size, 0u);
+  EXPECT_EQ(r->on_bad, "");
+  EXPECT_EQ(r->entries, 5u);
+}
+
 TEST(ManifestTest, RejectsMissingFieldsAndPathTricks) {
   std::string json = Sample().ToJson();
   std::string no_index = json;
