@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,79 @@ TEST(ViewMountTest, AtNServesTheViewToUnmodifiedLoaders) {
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find("views: 64"), std::string::npos) << refused.output;
   EXPECT_FALSE(IsMountPoint(tmp / "mntv"));
+}
+
+// A dataset packed before views existed (tests/fixtures/v1-dataset, packed at 2df7dc4): it still
+// verifies and mounts, gets a view added, and then verifies, shows in `mmfs info` and serves it.
+TEST(ViewMountTest, ADatasetPackedBeforeViewsMountsVerifiesAndGetsAView) {
+  TempDir tmp;
+  const std::string dst = tmp / "v1.mmfs";
+  std::filesystem::copy(SourceDir() + "/tests/fixtures/v1-dataset", dst);
+  std::filesystem::create_directories(tmp / "mnt");
+  auto verify = RunCommand({MmfsBinary(), "verify", dst}, 120);
+  ASSERT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_NE(verify.output.find("14 files"), std::string::npos) << verify.output;
+  auto info = RunCommand({MmfsBinary(), "info", dst}, 60);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("views: none"), std::string::npos) << info.output;
+
+  // Every file of the old dataset reads through a mount; the walk finds all 14 and the .json
+  // member has its original bytes. With a view, @64 has the same names, every image resized so
+  // that its shorter side is 64, every other file byte for byte the original.
+  const std::string check =
+      "import os, sys\n"
+      "from PIL import Image\n"
+      "mnt, with_view = sys.argv[1], sys.argv[2] == '1'\n"
+      "rel = lambda root: sorted(os.path.relpath(os.path.join(d, f), root)\n"
+      "                          for d, _, fs in os.walk(root) for f in fs)\n"
+      "names = rel(os.path.join(mnt, 'train'))\n"
+      "assert len(names) == 14, names\n"
+      "data = {n: open(os.path.join(mnt, 'train', n), 'rb').read() for n in names}\n"
+      "assert data['class_000/00000000.json'] == b'{\"note\": \"a json member\"}\\n', data\n"
+      "if with_view:\n"
+      "    view = os.path.join(mnt, '@64', 'train')\n"
+      "    assert rel(view) == names, (rel(view), names)\n"
+      "    for n in names:\n"
+      "        b = open(os.path.join(view, n), 'rb').read()\n"
+      "        if n.endswith(('.jpg', '.png')):\n"
+      "            small, orig = Image.open(os.path.join(view, n)), Image.open(os.path.join(mnt, 'train', n))\n"
+      "            assert min(small.size) == 64 and small.format == orig.format, (n, small.size, orig.size)\n"
+      "        else:\n"
+      "            assert b == data[n], n\n"
+      "print('read', len(names))\n";
+  {
+    ForegroundMount mount(dst, tmp / "mnt");
+    ASSERT_TRUE(mount.mounted());
+    auto read = RunCommand({"/usr/bin/python3", "-c", check, tmp / "mnt", "0"}, 120);
+    EXPECT_EQ(read.exit_code, 0) << read.output;
+    EXPECT_FALSE(std::filesystem::exists(tmp / "mnt/@64"));
+    EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+  }
+  auto add = RunCommand({MmfsBinary(), "view", "add", dst, "64", "-q"}, 300);
+  ASSERT_EQ(add.exit_code, 0) << add.output;
+  verify = RunCommand({MmfsBinary(), "verify", dst}, 120);
+  ASSERT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_NE(verify.output.find("views: 1 checked (7 resized images"), std::string::npos)
+      << verify.output;
+  info = RunCommand({MmfsBinary(), "info", dst}, 60);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("view @64: 7 images resized"), std::string::npos) << info.output;
+  auto info_json = RunCommand({MmfsBinary(), "info", "--json", dst}, 60);
+  ASSERT_EQ(info_json.exit_code, 0) << info_json.output;
+  auto j = nlohmann::json::parse(info_json.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << info_json.output;
+  ASSERT_EQ(j["views"].size(), 1u) << info_json.output;
+  EXPECT_EQ(j["views"][0]["side"], 64);
+  EXPECT_EQ(j["views"][0]["resized"], 7);
+  {
+    ForegroundMount mount(dst, tmp / "mnt");
+    ASSERT_TRUE(mount.mounted());
+    auto read = RunCommand({"/usr/bin/python3", "-c", check, tmp / "mnt", "1"}, 120);
+    EXPECT_EQ(read.exit_code, 0) << read.output;
+    EXPECT_NE(read.output.find("read 14"), std::string::npos) << read.output;
+    EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+  }
+  EXPECT_FALSE(IsMountPoint(tmp / "mnt"));
 }
 
 }  // namespace
