@@ -147,12 +147,15 @@ TEST_F(PackMountTest, ImageCorpusThroughPackVerifyAndMount) {
         {"/usr/bin/python3", "-c",
          "import os, sys\n"
          "from PIL import Image\n"
-         "n = 0\n"
+         "n = icc = 0\n"
          "for f in sorted(os.listdir(sys.argv[1])):\n"
          "    if not f.startswith('ok_') or f.endswith('.txt'): continue\n"
          "    a, b = Image.open(os.path.join(sys.argv[1], f)), Image.open(os.path.join(sys.argv[2], f))\n"
          "    assert a.tobytes() == b.tobytes() and a.info.get('exif') == b.info.get('exif'), f\n"
+         "    assert a.info.get('icc_profile') == b.info.get('icc_profile'), f\n"
+         "    icc += a.info.get('icc_profile') is not None\n"
          "    n += 1\n"
+         "assert icc >= 1, 'no image with an ICC profile was compared'\n"
          "print('decoded', n)\n",
          src, tmp_ / "mnt_skip"},
         300);
