@@ -797,6 +797,9 @@ def main():
         "mmfs": Mmfs(args.work, dataset, mmfs_seconds),
         # The kernel answers Python's isatty() ioctl: warm reads never reach the daemon.
         "mmfs-overlay": Mmfs(args.work, dataset, mmfs_seconds, ["--overlay"], "mmfs --overlay"),
+        # The same mount without the per-reader accounting: what that accounting costs (issue 21).
+        "mmfs-noreaders": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "readers=off"],
+                               "mmfs readers=off"),
     }
     peers = [all_peers[p] for p in args.peers.split(",")]
     rows = []

@@ -63,10 +63,14 @@ TEST(MountOptionsTest, OnOffValues) {
   auto opendir_off = ParseMountOptions(WithOptions({"opendir=off"}));
   ASSERT_TRUE(opendir_off.ok()) << opendir_off.status().ToString();
   EXPECT_TRUE(opendir_off->cache_listings);
+  // The reader accounting is on unless turned off (its cost is measured in bench/README.md).
+  EXPECT_TRUE(ParseMountOptions(WithOptions({})).value().fs.reader_accounting);
+  EXPECT_FALSE(ParseMountOptions(WithOptions({"readers=off"})).value().fs.reader_accounting);
 }
 
 TEST(MountOptionsTest, BadOnOffValueNamesTheOptionAndTheValue) {
-  for (const std::string key : {"readahead", "hint", "direct", "push", "hold_once", "opendir"}) {
+  for (const std::string key :
+       {"readahead", "hint", "direct", "push", "hold_once", "opendir", "readers"}) {
     auto parsed = ParseMountOptions(WithOptions({key + "=maybe"}));
     ASSERT_FALSE(parsed.ok()) << key;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       "  default on with --memory),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
       "  opendir=on|off (on: an OPENDIR per listing; off, the default: the kernel keeps\n"
-      "  listings without asking),\n"
+      "  listings without asking), readers=on|off (the Readers section of mmfs stats),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
