@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 #include <vector>
 
 #include "fs/base/mount_table.h"
@@ -382,6 +383,13 @@ Pressure AssessPressure(uint64_t limit_bytes, const MemorySample& prev, const Me
     return Pressure::kModerate;
   }
   return Pressure::kLow;
+}
+
+uint64_t ProcessResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return 0;
+  return pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace mmfs

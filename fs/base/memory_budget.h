@@ -81,6 +81,9 @@ struct MemorySample {
 };
 MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root = "/");
 
+// This process's resident set (VmRSS, from /proc/self/statm), in bytes; 0 if unreadable.
+uint64_t ProcessResidentBytes();
+
 struct BudgetRequest {
   std::optional<uint64_t> memory_bytes;     // --memory: all the mount may use; nullopt: derived
   std::optional<uint64_t> ram_cache_bytes;  // --ram-cache; nullopt: the default

@@ -233,4 +233,16 @@ void FileReader::Stats(WhatIfStats* out) const {
   out->history.assign(history_.begin(), history_.end());
 }
 
+void FileReader::CacheStats(StatsSnapshot* out) const {
+  for (const cache::CacheTier* t : tiers_.all()) {
+    out->tiers.push_back({std::string(t->name()), t->Counters()});
+  }
+  const cache::OriginCounters loads = tiers_.cache().origin_counters();
+  out->origin.errors = loads.errors;
+  out->origin.coalesced = loads.coalesced;
+  if (tiers_.cluster() != nullptr) out->cluster = tiers_.cluster()->ClusterStats();
+}
+
+uint64_t FileReader::RamBytesUsed() const { return tiers_.ram().Counters().bytes_used; }
+
 }  // namespace mmfs::fs

@@ -57,6 +57,11 @@ class FileReader {
   // Samples every keyed tier's (hits, lookups) into the history (every 10 s; the last 6 hours).
   void RecordHistory();
   void Stats(WhatIfStats* out) const;
+  // The tier stack's part of a snapshot: each tier's counters (ram, ssd, cluster), the cluster
+  // servers' health, and the loads that failed or waited for another caller's (in out->origin).
+  void CacheStats(StatsSnapshot* out) const;
+  // The bytes the RAM tier holds now (the memory governor's reading).
+  uint64_t RamBytesUsed() const;
 
  private:
   // Whether a file of `size` bytes is loaded whole on a miss: if it is not too large to hold

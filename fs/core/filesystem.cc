@@ -5,13 +5,15 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 
 #include <spdlog/spdlog.h>
 
+// The stack is owned here and lent to the rooms; only FileReader looks inside it.
 #include "cache/tier_stack.h"
+#include "fs/base/memory_budget.h"
 #include "fs/base/file_util.h"
 #include "fs/core/control_dir.h"
+#include "fs/core/file_xattrs.h"
 #include "fs/core/file_reader.h"
 #include "fs/core/origin_reader.h"
 #include "fs/core/prefetcher.h"
@@ -23,26 +25,6 @@
 #include "fs/core/warmup.h"
 
 namespace mmfs::fs {
-
-namespace {
-uint64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-}  // namespace
-
-Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-                       std::unique_ptr<cache::CacheTier> ssd_tier,
-                       std::unique_ptr<cache::ClusterTier> cluster_tier)
-    : dataset_(std::move(dataset)),
-      options_(std::move(options)),
-      tiers_(std::make_unique<cache::TierStack>(options_.ram_cache_bytes,
-                                                dataset_->manifest().files, std::move(ssd_tier),
-                                                std::move(cluster_tier))) {
-  MakeRooms(nullptr);
-}
 
 Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
                        std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<OriginIo> io)
@@ -125,7 +107,7 @@ void Filesystem::HandleControlLines(const std::vector<std::string>& lines) {
   warmup_->HandleLines(lines);
 }
 void Filesystem::SetMemoryTargets(const MemoryTargets& t) { reader_->SetMemoryTargets(t); }
-uint64_t Filesystem::RamBytesUsed() const { return tiers_->ram().Counters().bytes_used; }
+uint64_t Filesystem::RamBytesUsed() const { return reader_->RamBytesUsed(); }
 
 Result<format::Entry> Filesystem::EntryForIno(uint64_t ino) const {
   if (ino == 0 || ino > dataset_->entry_count()) return Status::NotFound("no such inode");
@@ -171,28 +153,23 @@ Result<Attr> Filesystem::Lookup(uint64_t parent, std::string_view name) {
   return result;
 }
 
+Result<Attr> Filesystem::AttrOf(uint64_t ino) const {
+  if (control_->Owns(ino)) return control_->GetAttr(ino);
+  if (views_->Owns(ino)) return views_->GetAttr(ino);
+  auto e = EntryForIno(ino);
+  return e.ok() ? Result<Attr>(EntryAttr(*e)) : origin_->CountError(e.status());
+}
+
 Result<Attr> Filesystem::GetAttr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kGetattr);
-  Result<Attr> result = control_->Owns(ino) ? control_->GetAttr(ino)
-                        : views_->Owns(ino)  ? views_->GetAttr(ino)
-                                             : Result<Attr>(Attr{});
-  if (!control_->Owns(ino) && !views_->Owns(ino)) {
-    auto e = EntryForIno(ino);
-    result = e.ok() ? Result<Attr>(EntryAttr(*e)) : origin_->CountError(e.status());
-  }
+  Result<Attr> result = AttrOf(ino);
   if (!result.ok()) timer.Fail();
   return result;
 }
 
 Result<Attr> Filesystem::OpenDir(uint64_t ino) {
   OpTimer timer(metrics_, Op::kOpendir);
-  Result<Attr> result = control_->Owns(ino) ? control_->GetAttr(ino)
-                        : views_->Owns(ino)  ? views_->GetAttr(ino)
-                                             : Result<Attr>(Attr{});
-  if (!control_->Owns(ino) && !views_->Owns(ino)) {
-    auto e = EntryForIno(ino);
-    result = e.ok() ? Result<Attr>(EntryAttr(*e)) : origin_->CountError(e.status());
-  }
+  Result<Attr> result = AttrOf(ino);
   if (result.ok() && !S_ISDIR(result->mode)) {
     result = Status::NotADirectory("opendir of a non-directory");
   }
@@ -366,42 +343,25 @@ StatFsInfo Filesystem::StatFs() {
 
 Result<std::optional<std::string>> Filesystem::GetXattr(uint64_t ino, std::string_view name) {
   OpTimer timer(metrics_, Op::kGetxattr);
-  // The base's attributes describe the original bytes: not offered on view files.
+  // They describe the original bytes: not offered on view files.
   if (control_->Owns(ino) || views_->Owns(ino)) return std::optional<std::string>();
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
     return origin_->CountError(e.status());
   }
-  if (!e->is_regular()) return std::optional<std::string>();
-  const format::EntryRecord& r = e->record;
-  if (name == "user.mmfs.xxh3") return std::optional<std::string>(HexU64(r.checksum));
-  if (name == "user.mmfs.location") {
-    return std::optional<std::string>(dataset_->manifest().shards[r.shard].file + "@" +
-                                      std::to_string(r.data_offset));
-  }
-  if (name == "user.mmfs.sample") return std::optional<std::string>(std::to_string(r.sample));
-  if (name == "user.mmfs.resident") return std::optional<std::string>(reader_->Residency(e->index));
-  if (name == "user.mmfs.image_size" && r.width > 0) {
-    return std::optional<std::string>(std::to_string(r.width) + "x" + std::to_string(r.height));
-  }
-  return std::optional<std::string>();
+  return FileXattr(*dataset_, *e, name, [&] { return reader_->Residency(e->index); });
 }
 
 Result<std::vector<std::string>> Filesystem::ListXattr(uint64_t ino) {
   OpTimer timer(metrics_, Op::kListxattr);
-  std::vector<std::string> names;
-  if (control_->Owns(ino) || views_->Owns(ino)) return names;
+  if (control_->Owns(ino) || views_->Owns(ino)) return std::vector<std::string>();
   auto e = EntryForIno(ino);
   if (!e.ok()) {
     timer.Fail();
     return origin_->CountError(e.status());
   }
-  if (e->is_regular()) {
-    names = {"user.mmfs.xxh3", "user.mmfs.location", "user.mmfs.sample", "user.mmfs.resident"};
-    if (e->record.width > 0) names.push_back("user.mmfs.image_size");
-  }
-  return names;
+  return FileXattrNames(*e);
 }
 
 void Filesystem::Forget(uint64_t ino) {
@@ -440,24 +400,28 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
                           o.PercentileMicros(0.5), o.PercentileMicros(0.99)});
   }
   s.bytes_served = metrics_.bytes_served.load(std::memory_order_relaxed);
-  for (const cache::CacheTier* t : tiers_->all()) s.tiers.push_back({std::string(t->name()), t->Counters()});
   s.read_buffer = origin_->read_buffer().Counters();
   const CauseCounters demand = origin_->Counters(ReadCause::kDemand);
   const CauseCounters prefetch = origin_->Counters(ReadCause::kPrefetch);
   const CauseCounters warm = origin_->Counters(ReadCause::kWarmup);
-  const cache::OriginCounters loads = tiers_->cache().origin_counters();
-  s.origin = {demand.reads, demand.bytes, prefetch.reads, prefetch.bytes, warm.reads, warm.bytes,
-              loads.errors, loads.coalesced, origin_->StreamedCounters(),
-              origin_->RefetchCounters()};
+  s.origin.demand_reads = demand.reads;
+  s.origin.demand_bytes = demand.bytes;
+  s.origin.prefetch_reads = prefetch.reads;
+  s.origin.prefetch_bytes = prefetch.bytes;
+  s.origin.warmup_reads = warm.reads;
+  s.origin.warmup_bytes = warm.bytes;
+  s.origin.streamed = origin_->StreamedCounters();
+  s.origin.rereads = origin_->RefetchCounters();
+  s.origin.cost = origin_->CostEstimate();
+  reader_->CacheStats(&s);
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
-  if (tiers_->cluster() != nullptr) s.cluster = tiers_->cluster()->ClusterStats();
   reader_->Stats(&s.what_if);
   warmup_->Stats(&s.warmup);
   s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
   s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
   s.listed_entries = metrics_.listed_entries.load(std::memory_order_relaxed);
   s.largest_readdir_request = metrics_.largest_readdir_request.load(std::memory_order_relaxed);
-  s.memory = MemoryStatsOf(ResidentBytes(), governor_.load());
+  s.memory = MemoryStatsOf(ProcessResidentBytes(), governor_.load());
   s.memory.page_cache_drops = metrics_.page_cache_drops.load(std::memory_order_relaxed);
   s.memory.page_cache_drops_skipped =
       metrics_.page_cache_drops_skipped.load(std::memory_order_relaxed);

@@ -44,8 +44,6 @@
 #include "fs/format/dataset.h"
 
 namespace mmfs::cache {
-class CacheTier;
-class ClusterTier;
 class TierStack;
 }  // namespace mmfs::cache
 
@@ -66,11 +64,6 @@ class Filesystem {
   // files (tests put a fault-injecting OriginIo here).
   Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
              std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<OriginIo> io = nullptr);
-  // A stack of a RAM tier of options.ram_cache_bytes over `ssd_tier` and `cluster_tier` (either
-  // may be null).
-  Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-             std::unique_ptr<cache::CacheTier> ssd_tier = nullptr,
-             std::unique_ptr<cache::ClusterTier> cluster_tier = nullptr);
   ~Filesystem();
 
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
@@ -118,7 +111,7 @@ class Filesystem {
   // the kernel forwards every ioctl to the daemon, even isatty() on an open file.
   Status Ioctl(uint64_t ino);
 
-  // The hint protocol (hint_channel.h): a new order, its lines (paths), the end of it.
+  // The hint protocol (Prefetcher, prefetcher.h): a new order, its lines (paths), the end of it.
   void BeginHint();
   void AddHintLines(const std::vector<std::string>& lines);
   void EndHint();
@@ -164,6 +157,8 @@ class Filesystem {
   void MakeRooms(std::unique_ptr<OriginIo> io);
   Result<format::Entry> EntryForIno(uint64_t ino) const;
   Attr EntryAttr(const format::Entry& e) const;
+  // The attributes of `ino` in whichever room owns it.
+  Result<Attr> AttrOf(uint64_t ino) const;
   // `e` as a file of the original tree.
   TreeFile BaseFile(const format::Entry& e) const;
   // The file of any tree `ino` is (NotFound for control inodes).

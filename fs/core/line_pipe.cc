@@ -1,4 +1,4 @@
-#include "fs/core/hint_channel.h"
+#include "fs/core/line_pipe.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,10 +14,10 @@
 namespace mmfs::fs {
 
 namespace {
-constexpr size_t kMaxLine = 64 << 10;  // a longer line is not a path; it is dropped
+constexpr size_t kMaxLine = 64 << 10;  // a longer line is no path or request; it is dropped
 }
 
-std::string HintChannel::DefaultParentDir() {
+std::string LinePipe::DefaultParentDir() {
   if (::mkdir("/run/mmfs", 0755) == 0 || errno == EEXIST) {
     if (::access("/run/mmfs", W_OK | X_OK) == 0) return "/run/mmfs";
   }
@@ -28,18 +28,20 @@ std::string HintChannel::DefaultParentDir() {
   return "/tmp";
 }
 
-Result<std::unique_ptr<HintChannel>> HintChannel::Open(const std::string& parent_dir,
-                                                       mode_t fifo_mode,
-                                                       HintCallbacks callbacks) {
-  std::unique_ptr<HintChannel> ch(new HintChannel());
-  RemoveStale(parent_dir);
+Result<std::unique_ptr<LinePipe>> LinePipe::Open(const std::string& parent_dir,
+                                                 const std::string& name, mode_t fifo_mode,
+                                                 LinePipeCallbacks callbacks) {
+  std::unique_ptr<LinePipe> ch(new LinePipe());
+  ch->name_ = name;
+  RemoveStale(parent_dir, name);
   // The daemon's PID in the name lets a later daemon remove what a killed one left.
-  std::string templ = parent_dir + "/mmfs-hint-" + std::to_string(::getpid()) + "-XXXXXX";
+  std::string templ =
+      parent_dir + "/mmfs-" + name + "-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) return Status::FromErrno(errno, "create " + templ);
   ch->dir_ = templ;
   // Others may need to reach the FIFO (allow_other); its own mode decides who may write.
   ::chmod(ch->dir_.c_str(), 0711);
-  ch->fifo_path_ = ch->dir_ + "/hint";
+  ch->fifo_path_ = ch->dir_ + "/" + name;
   if (::mkfifo(ch->fifo_path_.c_str(), fifo_mode) != 0) {
     Status s = Status::FromErrno(errno, "create FIFO " + ch->fifo_path_);
     ::rmdir(ch->dir_.c_str());
@@ -55,18 +57,18 @@ Result<std::unique_ptr<HintChannel>> HintChannel::Open(const std::string& parent
   return ch;
 }
 
-void HintChannel::RemoveStale(const std::string& parent_dir) {
-  ForEachDirOfGoneProcess(parent_dir, "mmfs-hint-", [](const std::string& dir) {
-    ::unlink((dir + "/hint").c_str());
+void LinePipe::RemoveStale(const std::string& parent_dir, const std::string& name) {
+  ForEachDirOfGoneProcess(parent_dir, "mmfs-" + name + "-", [&](const std::string& dir) {
+    ::unlink((dir + "/" + name).c_str());
     ::rmdir(dir.c_str());
   });
 }
 
-HintChannel::~HintChannel() {
+LinePipe::~LinePipe() {
   if (reader_.joinable()) {
     uint64_t one = 1;
     if (::write(stop_fd_.get(), &one, sizeof one) < 0) {
-      spdlog::warn("cannot stop the hint reader: {}", std::strerror(errno));
+      spdlog::warn("cannot stop the {} pipe's reader: {}", name_, std::strerror(errno));
     }
     reader_.join();
   }
@@ -74,13 +76,13 @@ HintChannel::~HintChannel() {
   if (!dir_.empty()) ::rmdir(dir_.c_str());
 }
 
-void HintChannel::ReadLoop() {
+void LinePipe::ReadLoop() {
   std::string buf(64 << 10, '\0');
   for (;;) {
     // Opened without waiting for a writer; poll() then sleeps until one writes or closes.
     UniqueFd fifo(::open(fifo_path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (!fifo.valid()) {
-      spdlog::error("hint channel {} stopped: {}", fifo_path_, std::strerror(errno));
+      spdlog::error("{} pipe {} stopped: {}", name_, fifo_path_, std::strerror(errno));
       return;
     }
     bool in_order = false;
@@ -90,14 +92,14 @@ void HintChannel::ReadLoop() {
       pollfd fds[2] = {{fifo.get(), POLLIN, 0}, {stop_fd_.get(), POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0) {
         if (errno == EINTR) continue;
-        spdlog::error("hint channel poll: {}", std::strerror(errno));
+        spdlog::error("{} pipe poll: {}", name_, std::strerror(errno));
         return;
       }
       if (fds[1].revents != 0) return;
       ssize_t n = ::read(fifo.get(), buf.data(), buf.size());
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) continue;
-        spdlog::error("hint channel read: {}", std::strerror(errno));
+        spdlog::error("{} pipe read: {}", name_, std::strerror(errno));
         break;
       }
       if (n == 0) {  // the writer closed

@@ -1,16 +1,18 @@
-// HintChannel: the named pipe behind MNT/.mmfs/hint.
+// LinePipe: a named pipe the daemon reads lines from, one per writable control file of the
+// mount: `hint` behind MNT/.mmfs/hint (the prefetch order) and `control` behind
+// MNT/.mmfs/control (mmfs warmup's requests, fs/core/control_protocol.h).
 //
 // The mount is read-only at the kernel level: the kernel refuses every write before it reaches
 // the daemon and, once the daemon declines OPEN, never sends it again (that is what makes warm
-// reads free). So the hint cannot be a file the daemon accepts writes for. Instead `.mmfs/hint`
-// is a symlink to a FIFO that this class creates in a private directory and reads on its own
-// thread; `open(MNT/.mmfs/hint, "w")` follows the link like any writer would.
+// reads free). So these cannot be files the daemon accepts writes for. Instead `.mmfs/NAME` is a
+// symlink to a FIFO that this class creates in a private directory (`mmfs-NAME-PID-XXXXXX/NAME`)
+// and reads on its own thread; `open(MNT/.mmfs/NAME, "w")` follows the link like any writer would.
 //
-// Protocol: text, one path per line (relative to the mount root, or absolute under it). One
-// writer session (open, write, close) is one order: the first bytes after the pipe was idle begin
-// a new order, which replaces the previous one. Lines are handed over as they arrive, so prefetch
-// starts before a long order has been written to its end. Two writers at once interleave; the
-// training script's main process is expected to be the only writer.
+// Protocol: text, one line at a time. One writer session (open, write, close) is one message:
+// the first bytes after the pipe was idle call `begin`, lines are handed over as they arrive (so a
+// prefetch order starts before a long one has been written to its end), the writer's close calls
+// `end`. Two writers at once interleave; for the hint, the training script's main process is
+// expected to be the only writer.
 //
 // Thread-safety: construction and destruction on one thread; callbacks run on the reader thread.
 #pragma once
@@ -28,36 +30,40 @@
 
 namespace mmfs::fs {
 
-struct HintCallbacks {
-  std::function<void()> begin;                                  // a new order starts
-  std::function<void(const std::vector<std::string>&)> lines;  // the next lines of it
+struct LinePipeCallbacks {
+  std::function<void()> begin;                                  // a writer session starts
+  std::function<void(const std::vector<std::string>&)> lines;  // its next lines
   std::function<void()> end;                                    // the writer closed
 };
 
-class HintChannel {
+class LinePipe {
  public:
-  // Creates `parent_dir`/mmfs-hint-XXXXXX/hint with permission `fifo_mode` and starts reading.
-  static Result<std::unique_ptr<HintChannel>> Open(const std::string& parent_dir,
-                                                   mode_t fifo_mode, HintCallbacks callbacks);
-  // The directory where a daemon should put its channel: /run/mmfs when writable (root),
+  // Creates `parent_dir`/mmfs-`name`-PID-XXXXXX/`name` with permission `fifo_mode` and starts
+  // reading. `name` is a plain word ("hint", "control").
+  static Result<std::unique_ptr<LinePipe>> Open(const std::string& parent_dir,
+                                                const std::string& name, mode_t fifo_mode,
+                                                LinePipeCallbacks callbacks);
+  // The directory where a daemon should put its pipes: /run/mmfs when writable (root),
   // else $XDG_RUNTIME_DIR, else $TMPDIR or /tmp.
   static std::string DefaultParentDir();
-  ~HintChannel();  // stops the reader and removes the FIFO and its directory
-  HintChannel(const HintChannel&) = delete;
-  HintChannel& operator=(const HintChannel&) = delete;
+  ~LinePipe();  // stops the reader and removes the FIFO and its directory
+  LinePipe(const LinePipe&) = delete;
+  LinePipe& operator=(const LinePipe&) = delete;
 
   const std::string& path() const { return fifo_path_; }
 
-  // Removes the FIFO directories of daemons that are gone (killed before they could clean up).
-  static void RemoveStale(const std::string& parent_dir);
+  // Removes the `name` pipe directories of daemons that are gone (killed before they could clean
+  // up).
+  static void RemoveStale(const std::string& parent_dir, const std::string& name);
 
  private:
-  HintChannel() = default;
+  LinePipe() = default;
   void ReadLoop();
 
   std::string dir_;
   std::string fifo_path_;
-  HintCallbacks callbacks_;
+  std::string name_;
+  LinePipeCallbacks callbacks_;
   UniqueFd stop_fd_;  // an eventfd; written once to stop the reader
   std::thread reader_;
 };

@@ -15,6 +15,9 @@
 // it holds the bytes of a file read in several READs that the RAM tier did not keep, and the
 // verified head of a streamed large file.
 //
+// Every origin read is timed into an OriginCostModel (origin_cost_model.h): the origin's latency
+// and bandwidth as this daemon sees them, and the read size that would pay.
+//
 // Every file fetched whole is noted in a RefetchTracker (cache/refetch_tracker.h), which counts
 // the fetches that repeat one whose bytes never reached a reader (origin re-reads); FileReader
 // reports the deliveries (NoteDelivered). Ranges of a streamed large file are not tracked.
@@ -37,6 +40,7 @@
 #include "cache/tier.h"
 #include "fs/base/status.h"
 #include "fs/core/metrics.h"
+#include "fs/core/origin_cost_model.h"
 #include "fs/core/origin_io.h"
 #include "fs/core/ranged_reader.h"
 #include "fs/format/dataset.h"
@@ -101,6 +105,7 @@ class OriginReader {
   void NoteDelivered(uint64_t key) { refetch_.NoteDelivered(key); }
   cache::RefetchCounters RefetchCounters() const { return refetch_.Counters(); }
   RangedCounters StreamedCounters() const { return ranged_.Counters(); }
+  OriginCostEstimate CostEstimate() const { return cost_.Estimate(); }
 
  private:
   const format::Dataset& dataset_;
@@ -113,6 +118,7 @@ class OriginReader {
   };
   std::array<AtomicCause, static_cast<size_t>(ReadCause::kCount)> causes_;
   cache::RefetchTracker refetch_;
+  OriginCostModel cost_;
   cache::ReadBuffer read_buffer_;
   RangedReader ranged_;  // after what it borrows
 };

@@ -77,7 +77,9 @@ class Prefetcher {
   // The largest file worth prefetching: one the buffer holds next to others.
   uint64_t FileLimit() const;
 
-  // The hint protocol (hint_channel.h): a new order, its lines (paths), the end of it.
+  // The hint protocol, read from MNT/.mmfs/hint (a LinePipe, line_pipe.h): one writer session
+  // is one order, which replaces the previous one; each line is a path (relative to the mount
+  // root, or absolute under it).
   void BeginHint();
   void AddHintLines(const std::vector<std::string>& lines);
   void EndHint();

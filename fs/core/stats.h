@@ -22,6 +22,7 @@
 #include "cache/tier.h"
 #include "cache/what_if.h"
 #include "fs/core/memory_governor.h"
+#include "fs/core/origin_cost_model.h"
 #include "fs/core/ranged_reader.h"
 
 namespace mmfs::fs {
@@ -51,6 +52,7 @@ struct OriginStats {
   uint64_t coalesced = 0;  // misses that waited for another caller's load
   RangedCounters streamed;
   cache::RefetchCounters rereads;  // fetched again before the last fetch was used (refetch_tracker.h)
+  OriginCostEstimate cost;         // the origin's latency and bandwidth (origin_cost_model.h)
 };
 
 struct PushStats {

@@ -93,6 +93,7 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                  {"cgroup", b.cgroup_dir},
                  {"reserved_bytes", b.reserved_bytes},
                  {"in_use_bytes", b.in_use_bytes},
+                 {"explicit_ram", b.explicit_ram},
                  {"requested_ram_bytes", b.requested_ram_bytes},
                  {"clamped", b.clamped},
                  {"ram_cache_bytes", b.ram_cache_bytes},
@@ -211,6 +212,12 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
         {"coalesced", o.coalesced},
         {"rereads",
          {{"files", o.rereads.files}, {"bytes", o.rereads.bytes}}},
+        {"cost_model",
+         {{"known", o.cost.known},
+          {"latency_seconds", o.cost.latency_seconds},
+          {"bandwidth_bytes_per_second", o.cost.bandwidth_bytes_per_second},
+          {"extent_bytes", o.cost.extent_bytes},
+          {"reads", o.cost.reads}}},
         {"by_cause",
          {{"demand", {{"reads", o.demand_reads}, {"bytes", o.demand_bytes}}},
           {"prefetch", {{"reads", o.prefetch_reads}, {"bytes", o.prefetch_bytes}}},
@@ -336,6 +343,15 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
   w.Single("mmfs_origin_reread_bytes_total", "counter",
            "Bytes fetched from the shards again before their previous fetch reached a reader.", ds,
            d(o.rereads.bytes));
+  if (o.cost.known) {  // the origin's cost as learnt from its reads (origin_cost_model.h)
+    w.Single("mmfs_origin_latency_seconds", "gauge", "Estimated time of one origin read request.",
+             ds, o.cost.latency_seconds);
+    w.Single("mmfs_origin_bandwidth_bytes_per_second", "gauge",
+             "Estimated origin bandwidth of one read.", ds, o.cost.bandwidth_bytes_per_second);
+    w.Single("mmfs_origin_extent_bytes", "gauge",
+             "The read size that pays on the origin: bandwidth x latency, clamped.", ds,
+             d(o.cost.extent_bytes));
+  }
   w.Single("mmfs_checksum_failures_total", "counter", "Files whose bytes failed their checksum.",
            ds, d(s.checksum_errors));
   w.Single("mmfs_io_errors_total", "counter", "System call failures while reading shards.", ds,

@@ -17,7 +17,7 @@
 
 #include "fs/base/file_util.h"
 #include "fs/base/mount_table.h"
-#include "fs/core/hint_channel.h"
+#include "fs/core/line_pipe.h"
 #include "fs/fuse/unmount.h"
 
 namespace mmfs::fs {
@@ -57,7 +57,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
       return Status::InvalidArgument("--overlay needs root (it mounts an overlayfs)");
     }
     MMFS_ASSIGN_OR_RETURN(server->front_,
-                          OverlayFront::Create(HintChannel::DefaultParentDir(),
+                          OverlayFront::Create(LinePipe::DefaultParentDir(),
                                                options.mountpoint, options.fsname));
     int stop = ::eventfd(0, EFD_CLOEXEC);
     if (stop < 0) return Status::FromErrno(errno, "eventfd");

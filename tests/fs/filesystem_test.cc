@@ -11,6 +11,7 @@
 
 #include "cache/ram_tier.h"
 #include "cache/ssd_tier.h"
+#include "tests/fs/filesystem_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 
@@ -19,6 +20,15 @@ namespace {
 
 using testing::TempDir;
 using testing::WriteFile;
+
+// The counters of the tier called `name` (null without one): tests find tiers by name, not by
+// their place in the stack.
+const cache::TierCounters* TierOf(const StatsSnapshot& s, const std::string& name) {
+  for (const TierStats& t : s.tiers) {
+    if (t.name == name) return &t.counters;
+  }
+  return nullptr;
+}
 
 class FilesystemTest : public ::testing::Test {
  protected:
@@ -50,7 +60,7 @@ class FilesystemTest : public ::testing::Test {
       ASSERT_TRUE(tier.ok()) << tier.status().ToString();
       ssd = std::move(tier).value();
     }
-    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options, std::move(ssd));
+    fs_ = testing::NewFilesystem(std::move(ds).value(), options, std::move(ssd));
   }
   Attr Walk(const std::string& path) {
     uint64_t ino = kRootIno;
@@ -184,7 +194,8 @@ TEST_F(FilesystemTest, EachOriginByteIsReadAboutOncePerPassWhateverTheTierSizes)
     SCOPED_TRACE("RAM tier " + std::to_string(options.ram_cache_bytes >> 20) + " MiB");
     auto ds = format::Dataset::Open(tmp_ / "sizes.mmfs");
     ASSERT_TRUE(ds.ok());
-    Filesystem fs(std::move(ds).value(), options);
+    auto owned = testing::NewFilesystem(std::move(ds).value(), options);
+    Filesystem& fs = *owned;
     auto origin = [&] {
       auto j = nlohmann::json::parse(fs.StatsJson());
       return j["origin"]["bytes"].get<uint64_t>() + j["readahead"]["bytes"].get<uint64_t>();
@@ -255,10 +266,11 @@ TEST_F(FilesystemTest, SsdTierServesAfterRestartEvenWithDamagedShards) {
   ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), 8192), static_cast<ssize_t>(junk.size()));
   ::close(fd);
   for (auto& [ino, want] : files) EXPECT_EQ(ReadAll(ino), want);
-  auto stats = nlohmann::json::parse(fs_->StatsJson());
-  EXPECT_EQ(stats["origin"]["reads"], 0);
-  EXPECT_EQ(stats["cache"]["tiers"][1]["name"], "ssd");
-  EXPECT_EQ(stats["cache"]["tiers"][1]["hits"].get<size_t>(), files.size());
+  const StatsSnapshot stats = fs_->Stats();
+  EXPECT_EQ(stats.origin.demand_reads, 0u);
+  const cache::TierCounters* ssd = TierOf(stats, "ssd");
+  ASSERT_NE(ssd, nullptr);
+  EXPECT_EQ(ssd->hits, files.size());
   // A file never read before now fails its checksum instead of serving junk.
   auto fresh = fs_->Read(Walk("many/1001.txt").ino, 0, 10);
   EXPECT_EQ(fresh.status().code(), StatusCode::kCorruption);
@@ -291,7 +303,7 @@ TEST_F(FilesystemTest, AMissDoesNotFetchMembersTheTierHoldsAndLostCopiesAreRerea
   const uint64_t txt = Walk("train/cat/1.txt").ino;
   EXPECT_EQ(ReadAll(jpg), testing::MakeJpeg(20, 10));  // the caption waits in the buffer
   auto j = nlohmann::json::parse(fs_->StatsJson());
-  const uint64_t ram = j["cache"]["tiers"][0]["bytes_budget"].get<uint64_t>();
+  const uint64_t ram = TierOf(fs_->Stats(), "ram")->bytes_budget;
   const uint64_t prefetch = j["readahead"]["buffer_budget"].get<uint64_t>();
   const uint64_t before = j["origin"]["bytes"].get<uint64_t>();
   EXPECT_EQ(j["origin"]["rereads"]["files"], 0);
@@ -417,7 +429,7 @@ TEST_F(FilesystemTest, PrefetchedFilesAreClaimedForAPushAndCountedOnceStored) {
   EXPECT_EQ(j["requests"]["read"]["count"], 1) << "a push is not a READ";
   EXPECT_EQ(j["bytes_served"], 1);
   // The pushed file is in the RAM tier now, as if read.
-  EXPECT_EQ(j["cache"]["tiers"][0]["inserts"], 2);
+  EXPECT_EQ(TierOf(fs_->Stats(), "ram")->inserts, 2u);
 }
 
 // Issue 16, item 6: under memory pressure the governor shrinks the RAM tier and the buffers
@@ -425,16 +437,16 @@ TEST_F(FilesystemTest, PrefetchedFilesAreClaimedForAPushAndCountedOnceStored) {
 TEST_F(FilesystemTest, MemoryTargetsShrinkTheTiersAndGateThePush) {
   for (int i = 0; i < 300; ++i) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
   ReadAll(Walk("big.bin").ino);
-  auto j = nlohmann::json::parse(fs_->StatsJson());
-  ASSERT_GT(j["cache"]["tiers"][0]["bytes_used"].get<uint64_t>(), 3u << 20);
+  ASSERT_GT(TierOf(fs_->Stats(), "ram")->bytes_used, 3u << 20);
   fs_->SetMemoryTargets({/*ram=*/64 << 10, /*prefetch=*/1 << 20, /*read_buffer=*/1 << 20,
                          /*push=*/false});
-  j = nlohmann::json::parse(fs_->StatsJson());
-  EXPECT_EQ(j["cache"]["tiers"][0]["bytes_budget"], 64 << 10);
-  EXPECT_LE(j["cache"]["tiers"][0]["bytes_used"].get<uint64_t>(), 64u << 10);
-  EXPECT_EQ(j["readahead"]["buffer_budget"], 1 << 20);
-  EXPECT_EQ(j["cache"]["read_buffer"]["bytes_budget"], 1 << 20);
-  EXPECT_EQ(fs_->RamBytesUsed(), j["cache"]["tiers"][0]["bytes_used"].get<uint64_t>());
+  const StatsSnapshot s = fs_->Stats();
+  const cache::TierCounters& ram = *TierOf(s, "ram");
+  EXPECT_EQ(ram.bytes_budget, 64u << 10);
+  EXPECT_LE(ram.bytes_used, 64u << 10);
+  EXPECT_EQ(s.readahead.buffer_budget, 1u << 20);
+  EXPECT_EQ(s.read_buffer.budget, 1u << 20);
+  EXPECT_EQ(fs_->RamBytesUsed(), ram.bytes_used);
   // Bytes stay right through the smaller tier.
   EXPECT_EQ(ReadAll(Walk("big.bin").ino), big_);
   // A prefetched file is not pushed while memory is tight; it waits for its READ.
@@ -485,10 +497,10 @@ TEST_F(FilesystemTest, StatsAddUp) {
   for (int i = 0; i < 300; ++i) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
   for (int i = 0; i < 300; i += 2) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);
   auto j = nlohmann::json::parse(fs_->StatsJson());
-  const auto& ram = j["cache"]["tiers"][0];
-  EXPECT_EQ(ram["hits"].get<uint64_t>() + ram["misses"].get<uint64_t>(),
-            ram["lookups"].get<uint64_t>());
-  EXPECT_EQ(j["origin"]["reads"].get<uint64_t>(), ram["misses"].get<uint64_t>());
+  const StatsSnapshot s = fs_->Stats();
+  const cache::TierCounters& ram = *TierOf(s, "ram");
+  EXPECT_EQ(ram.hits + ram.misses, ram.lookups);
+  EXPECT_EQ(s.origin.demand_reads, ram.misses);
   uint64_t once = 0, twice = 0;  // every file read once, the even ones a second time
   for (int i = 0; i < 300; ++i) {
     once += std::to_string(i).size();

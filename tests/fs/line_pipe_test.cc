@@ -1,4 +1,4 @@
-#include "fs/core/hint_channel.h"
+#include "fs/core/line_pipe.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,12 +15,12 @@ namespace {
 using mmfs::testing::TempDir;
 using mmfs::testing::WaitFor;
 
-// What the channel handed over, recorded from its reader thread.
+// What the pipe handed over, recorded from its reader thread.
 struct Recorder {
   std::mutex mu;
   std::vector<std::vector<std::string>> orders;
   int ended = 0;
-  HintCallbacks Callbacks() {
+  LinePipeCallbacks Callbacks() {
     return {[this] {
               std::lock_guard<std::mutex> l(mu);
               orders.emplace_back();
@@ -50,10 +50,10 @@ void WriteSession(const std::string& path, const std::vector<std::string>& piece
   ::close(fd);
 }
 
-TEST(HintChannelTest, EachWriterSessionIsOneOrderSplitIntoLines) {
+TEST(LinePipeTest, EachWriterSessionIsOneOrderSplitIntoLines) {
   TempDir tmp;
   Recorder rec;
-  auto ch = HintChannel::Open(tmp.path(), 0600, rec.Callbacks());
+  auto ch = LinePipe::Open(tmp.path(), "hint", 0600, rec.Callbacks());
   ASSERT_TRUE(ch.ok()) << ch.status().message();
   const std::string fifo = (*ch)->path();
   struct stat st;
@@ -74,12 +74,12 @@ TEST(HintChannelTest, EachWriterSessionIsOneOrderSplitIntoLines) {
   EXPECT_EQ(rec.orders[1], std::vector<std::string>({"x/1.jpg", "x/2.jpg"}));
 }
 
-TEST(HintChannelTest, StopsPromptlyAndRemovesTheFifo) {
+TEST(LinePipeTest, StopsPromptlyAndRemovesTheFifo) {
   TempDir tmp;
   Recorder rec;
   std::string fifo, dir;
   {
-    auto ch = HintChannel::Open(tmp.path(), 0600, rec.Callbacks());
+    auto ch = LinePipe::Open(tmp.path(), "hint", 0600, rec.Callbacks());
     ASSERT_TRUE(ch.ok()) << ch.status().message();
     fifo = (*ch)->path();
     dir = fifo.substr(0, fifo.rfind('/'));
@@ -88,7 +88,7 @@ TEST(HintChannelTest, StopsPromptlyAndRemovesTheFifo) {
   EXPECT_NE(::access(dir.c_str(), F_OK), 0);
 }
 
-TEST(HintChannelTest, DirectoriesOfDaemonsThatAreGoneAreRemoved) {
+TEST(LinePipeTest, DirectoriesOfDaemonsThatAreGoneAreRemoved) {
   TempDir tmp;
   // PID 999999999 cannot exist: a daemon killed before it could clean up.
   std::string stale = tmp / "mmfs-hint-999999999-abcdef";
@@ -97,16 +97,37 @@ TEST(HintChannelTest, DirectoriesOfDaemonsThatAreGoneAreRemoved) {
   std::string mine = tmp / ("mmfs-hint-" + std::to_string(::getpid()) + "-keepme");
   ASSERT_EQ(::mkdir(mine.c_str(), 0711), 0);
   Recorder rec;
-  auto ch = HintChannel::Open(tmp.path(), 0600, rec.Callbacks());
+  auto ch = LinePipe::Open(tmp.path(), "hint", 0600, rec.Callbacks());
   ASSERT_TRUE(ch.ok());
   EXPECT_NE(::access(stale.c_str(), F_OK), 0) << "stale directory left";
   EXPECT_EQ(::access(mine.c_str(), F_OK), 0) << "a live daemon's directory was removed";
   ::rmdir(mine.c_str());
 }
 
-TEST(HintChannelTest, MissingParentIsAClearError) {
+TEST(LinePipeTest, EachPipeIsNamedForWhatItCarries) {
+  TempDir tmp;
+  Recorder hint_rec, control_rec;
+  auto hint = LinePipe::Open(tmp.path(), "hint", 0600, hint_rec.Callbacks());
+  auto control = LinePipe::Open(tmp.path(), "control", 0600, control_rec.Callbacks());
+  ASSERT_TRUE(hint.ok() && control.ok());
+  const std::string pid = std::to_string(::getpid());
+  const std::string c = (*control)->path();
+  EXPECT_EQ(c.substr(c.rfind('/')), "/control");
+  EXPECT_NE(c.find("/mmfs-control-" + pid + "-"), std::string::npos) << c;
+  const std::string h = (*hint)->path();
+  EXPECT_EQ(h.substr(h.rfind('/')), "/hint");
+  // Clearing the stale pipes of one name leaves a live daemon's pipes of every name alone.
+  LinePipe::RemoveStale(tmp.path(), "control");
+  EXPECT_EQ(::access(h.c_str(), F_OK), 0);
+  EXPECT_EQ(::access(c.c_str(), F_OK), 0);
+  WriteSession(c, {"warm\n"});
+  ASSERT_TRUE(WaitFor([&] { return control_rec.Ended() == 1; }, 10));
+  EXPECT_EQ(hint_rec.Ended(), 0);
+}
+
+TEST(LinePipeTest, MissingParentIsAClearError) {
   Recorder rec;
-  auto ch = HintChannel::Open("/nonexistent/dir", 0600, rec.Callbacks());
+  auto ch = LinePipe::Open("/nonexistent/dir", "hint", 0600, rec.Callbacks());
   ASSERT_FALSE(ch.ok());
   EXPECT_NE(ch.status().message().find("/nonexistent/dir"), std::string::npos);
 }

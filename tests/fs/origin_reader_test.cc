@@ -118,6 +118,26 @@ TEST_F(OriginReaderTest, CoalescedReadsCountByCauseAndCheckEveryFile) {
   EXPECT_EQ(origin.Counters(ReadCause::kDemand).reads, 0u);
 }
 
+// Issue 20: every successful origin read, of any cause, is an observation of the cost model; a
+// failed one is not (its time says nothing about a read).
+TEST_F(OriginReaderTest, EveryOriginReadIsTimedIntoTheCostModel) {
+  auto io = std::make_unique<FaultyIo>(*dataset_);
+  FaultyIo* faults = io.get();
+  OriginReader origin(*dataset_, metrics_, OriginReaderOptions{}, std::move(io));
+  EXPECT_EQ(origin.CostEstimate().reads, 0u);
+  std::vector<format::Entry> all;
+  for (int i = 0; i < 8; ++i) all.push_back(File(i));
+  origin.ReadCoalesced(all, ReadCause::kPrefetch, [](const format::Entry&, cache::Blob) {});
+  ASSERT_TRUE(origin.LoadSample(File(1), {File(1)}, {}).ok());
+  EXPECT_EQ(origin.CostEstimate().reads, 2u);
+  faults->mode = FaultyIo::Mode::kEio;
+  EXPECT_FALSE(origin.LoadSample(File(2), {File(2)}, {}).ok());
+  const OriginCostEstimate e = origin.CostEstimate();
+  EXPECT_EQ(e.reads, 2u);
+  EXPECT_FALSE(e.known) << "two reads tell nothing yet";
+  EXPECT_EQ(e.extent_bytes, 64u << 10);
+}
+
 TEST_F(OriginReaderTest, AReadThatFailsAtTheOriginIsEioInStatsAndNotCached) {
   auto io = std::make_unique<FaultyIo>(*dataset_);
   FaultyIo* faults = io.get();

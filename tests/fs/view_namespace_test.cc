@@ -12,6 +12,7 @@
 
 #include "fs/core/filesystem.h"
 #include "fs/format/view_set.h"
+#include "tests/fs/filesystem_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/view/view_builder.h"
@@ -44,7 +45,7 @@ class ViewNamespaceTest : public ::testing::Test {
     fs_.reset();
     auto ds = format::Dataset::Open(tmp_ / "ds");
     ASSERT_TRUE(ds.ok());
-    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options);
+    fs_ = testing::NewFilesystem(std::move(ds).value(), options);
   }
   Result<Attr> Walk(const std::string& path) {
     Attr a;

@@ -14,6 +14,7 @@
 #include "fs/core/filesystem.h"
 #include "fs/core/stats_format.h"
 #include "fs/format/view_set.h"
+#include "tests/fs/filesystem_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/view/view_builder.h"
@@ -69,7 +70,7 @@ class ViewReadPathTest : public ::testing::Test {
     fs_.reset();
     auto ds = format::Dataset::Open(tmp_ / "ds");
     ASSERT_TRUE(ds.ok());
-    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options);
+    fs_ = testing::NewFilesystem(std::move(ds).value(), options);
   }
   uint64_t Ino(const std::string& path) {
     uint64_t ino = kRootIno;

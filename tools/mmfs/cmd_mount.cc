@@ -1,21 +1,9 @@
-// mmfs mount: checks, daemonizes, serves; and mmfs umount.
-//
-// The parent validates everything it can (mount point, dataset) so that errors reach the user's
-// terminal, then forks. The child mounts and serves; it tells the parent through a pipe when the
-// mount answers requests ("ready") or why it could not, and only then does the parent exit.
+// mmfs mount: checks what it can before forking (mount point, dataset, view, memory), then
+// serves in a daemon (daemonize.h); and mmfs umount.
 
-#include <fcntl.h>
-#include <malloc.h>
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,20 +23,19 @@
 #include "fs/base/mount_table.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
-#include "fs/core/hint_channel.h"
+#include "fs/core/line_pipe.h"
 #include "fs/core/memory_governor.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
 #include "fs/fuse/fuse_server.h"
 #include "fs/fuse/unmount.h"
 #include "tools/mmfs/commands.h"
+#include "tools/mmfs/daemonize.h"
 #include "tools/mmfs/mount_options.h"
 
 namespace mmfs::cli {
 
 namespace {
-
-constexpr char kReady[] = "ready";
 
 // `path` absolute and normal, without a trailing slash: as the mount table writes mount points.
 std::string AbsolutePath(const std::string& path) {
@@ -128,69 +115,9 @@ Status CheckMountpoint(const std::string& mnt, bool nonempty) {
   return Status::Ok();
 }
 
-void SetUpLogging(const MountArgs& args, bool daemonized) {
-  std::vector<spdlog::sink_ptr> sinks;
-  if (!args.log_file.empty()) {
-    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(args.log_file));
-  } else if (daemonized) {
-    sinks.push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>("mmfs", LOG_PID, LOG_DAEMON,
-                                                                     false));
-  } else {
-    sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-  }
-  auto logger = std::make_shared<spdlog::logger>("mmfs", sinks.begin(), sinks.end());
-  logger->set_pattern(daemonized && args.log_file.empty() ? "%v" : "%Y-%m-%d %H:%M:%S.%e %l %v");
-  logger->flush_on(spdlog::level::info);
-  spdlog::set_default_logger(logger);
-}
-
-// systemd's readiness protocol (sd_notify(3)), for Type=notify units running `mmfs mount -f`:
-// one datagram to the socket named by $NOTIFY_SOCKET ("@" starts an abstract name).
-void NotifySystemd(const std::string& state) {
-  const char* path = std::getenv("NOTIFY_SOCKET");
-  if (path == nullptr || (path[0] != '/' && path[0] != '@')) return;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  size_t len = std::strlen(path);
-  if (len >= sizeof addr.sun_path) return;
-  std::memcpy(addr.sun_path, path, len);
-  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';
-  UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return;
-  auto addr_len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
-  if (::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL,
-               reinterpret_cast<const sockaddr*>(&addr), addr_len) < 0) {
-    spdlog::warn("cannot notify systemd at {}: {}", path, std::strerror(errno));
-  }
-}
-
-// Many readers keep many files open and the SSD tier opens entries per read: run with the
-// hard limit of descriptors, not the soft default of 1024.
-void RaiseFileLimit() {
-  struct rlimit rl;
-  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
-      spdlog::warn("cannot raise the open file limit: {}", std::strerror(errno));
-    }
-  }
-}
-
-// The daemon's memory beyond its tiers (issue 19). glibc's defaults cost it tens of MiB: an
-// arena per thread (16 FUSE threads, the prefetch workers, the writers), each keeping what was
-// freed in it, and an mmap threshold that rises to the largest block freed (up to 32 MiB), after
-// which every file-sized blob comes from an arena and its memory stays there when evicted.
-// A few arenas and a fixed threshold: blobs of 256 KiB and more are mapped and unmapped on
-// their own, so evicting them returns the memory at once.
-void TuneAllocator() {
-  ::mallopt(M_ARENA_MAX, 4);
-  ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-  ::mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
-}
-
 // Runs the mount; `report` receives "ready" or an error message exactly once.
 int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
-          const std::function<void(const std::string&)>& report) {
+          const ReadinessReport& report) {
   RaiseFileLimit();
   // Only with a memory budget: without one, memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
@@ -243,14 +170,14 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
     governor->Start();
   }
   // Declared after the filesystem: stopped before it goes away.
-  std::unique_ptr<fs::HintChannel> hint;
+  std::unique_ptr<fs::LinePipe> hint;
   if (opts.hint) {
     // An overlay front serves every user (fs/fuse/overlay_front.h), as allow_other does.
     bool shared = opts.mount.overlay_front ||
                   std::find(opts.mount.fuse_options.begin(), opts.mount.fuse_options.end(),
                             "allow_other") != opts.mount.fuse_options.end();
-    auto channel = fs::HintChannel::Open(
-        fs::HintChannel::DefaultParentDir(), shared ? 0666 : 0600,
+    auto channel = fs::LinePipe::Open(
+        fs::LinePipe::DefaultParentDir(), "hint", shared ? 0666 : 0600,
         {[&] { filesystem.BeginHint(); },
          [&](const std::vector<std::string>& lines) { filesystem.AddHintLines(lines); },
          [&] { filesystem.EndHint(); }});
@@ -263,10 +190,10 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   }
   // The control pipe of mmfs warmup (warm, evict), writable by the mounting user only: loading
   // and evicting are the owner's decisions.
-  std::unique_ptr<fs::HintChannel> control;
+  std::unique_ptr<fs::LinePipe> control;
   {
-    auto channel = fs::HintChannel::Open(
-        fs::HintChannel::DefaultParentDir(), 0600,
+    auto channel = fs::LinePipe::Open(
+        fs::LinePipe::DefaultParentDir(), "control", 0600,
         {[] {}, [&](const std::vector<std::string>& lines) { filesystem.HandleControlLines(lines); },
          [] {}});
     if (channel.ok()) {
@@ -358,7 +285,7 @@ int RunMount(const MountArgs& in) {
   PlanMemory(**dataset, &opts);
 
   if (args.foreground) {
-    SetUpLogging(args, false);
+    SetUpLogging(args.log_file, false);
     return Serve(opts, std::move(dataset).value(), [&](const std::string& msg) {
       if (msg == kReady) {
         NotifySystemd("READY=1\nSTATUS=serving " + args.dataset + " at " + args.mountpoint);
@@ -367,64 +294,11 @@ int RunMount(const MountArgs& in) {
       }
     });
   }
-
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    PrintError(std::string("pipe: ") + std::strerror(errno));
-    return 1;
-  }
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    PrintError(std::string("fork: ") + std::strerror(errno));
-    return 1;
-  }
-  if (pid > 0) {
-    ::close(fds[1]);
-    std::string msg;
-    char buf[512];
-    for (;;) {
-      ssize_t n = ::read(fds[0], buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      msg.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fds[0]);
-    if (msg == kReady) {
-      // The daemon is mounted; wait until it answers (statfs always reaches it). This process
-      // holds no /dev/fuse descriptor, so a daemon dying now gives ENOTCONN, not a hang.
-      struct statfs answer;
-      if (::statfs(args.mountpoint.c_str(), &answer) == 0) return 0;
-      msg = std::string("the mount does not answer: ") + std::strerror(errno);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    PrintError(msg.empty() ? "the mount daemon exited before the mount was ready (see syslog)"
-                           : msg);
-    return 1;
-  }
-  // Child: the daemon.
-  ::close(fds[0]);
-  ::setsid();
-  if (::chdir("/") != 0) {
-    // Not fatal: every path is absolute.
-  }
-  SetUpLogging(args, true);
-  int report_fd = fds[1];
-  return Serve(opts, std::move(dataset).value(), [&](const std::string& msg) {
-    if (report_fd < 0) return;
-    (void)WriteFull(report_fd, msg.data(), msg.size(), "readiness pipe");
-    ::close(report_fd);
-    report_fd = -1;
-    // Detach from the terminal only now, so errors before this point still reached it.
-    int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (devnull >= 0) {
-      ::dup2(devnull, STDIN_FILENO);
-      ::dup2(devnull, STDOUT_FILENO);
-      ::dup2(devnull, STDERR_FILENO);
-      ::close(devnull);
-    }
-  });
+  return ForkDaemon(
+      args.mountpoint, [&] { SetUpLogging(args.log_file, true); },
+      [&](const ReadinessReport& report) {
+        return Serve(opts, std::move(dataset).value(), report);
+      });
 }
 
 int RunUmount(const UmountArgs& args) {
@@ -440,9 +314,10 @@ int RunUmount(const UmountArgs& args) {
   if (s.ok()) {
     if (overlay) {
       // If its daemon was killed, what it left under /run/mmfs goes too.
-      const std::string run_dir = fs::HintChannel::DefaultParentDir();
+      const std::string run_dir = fs::LinePipe::DefaultParentDir();
       fs::OverlayFront::RemoveStale(run_dir);
-      fs::HintChannel::RemoveStale(run_dir);
+      fs::LinePipe::RemoveStale(run_dir, "hint");
+      fs::LinePipe::RemoveStale(run_dir, "control");
     }
     return 0;
   }

@@ -3,7 +3,7 @@
 //
 // The daemon does the work: this command writes lines of the control protocol
 // (fs/core/control_protocol.h: "warm ssd PATH", "evict PATH", then "sync TOKEN") to
-// MNT/.mmfs/control and follows the daemon's counters in MNT/.mmfs/stats for
+// MNT/.mmfs/control and follows the daemon's counters in MNT/.mmfs/stats (stats_client.h) for
 // progress, so the loading is in pack order with large sequential origin reads, straight into
 // the chosen tier, and works while training reads the mount. Residency comes from the
 // user.mmfs.resident attribute of each file.
@@ -26,6 +26,7 @@
 #include "fs/base/units.h"
 #include "fs/core/control_protocol.h"
 #include "tools/mmfs/commands.h"
+#include "tools/mmfs/stats_client.h"
 
 namespace mmfs::cli {
 
@@ -34,14 +35,8 @@ namespace {
 namespace fsys = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-Result<nlohmann::json> ReadStats(const std::string& mnt) {
-  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(mnt + "/.mmfs/stats", 16 << 20));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.contains("warmup")) {
-    return Status::InvalidArgument(mnt + " is not an mmfs mount of this version");
-  }
-  return j;
-}
+// What the warm-up has settled so far: loaded, already cached, not admitted or failed.
+uint64_t Settled(const fs::WarmupStats& w) { return w.done + w.skipped + w.rejected + w.errors; }
 
 // PATH as given (absolute or relative to the current directory) made relative to the mount.
 Result<std::string> InsideMount(const std::string& mnt, const std::string& path) {
@@ -117,12 +112,12 @@ int RunWarmup(const WarmupArgs& in) {
   std::error_code ec;
   std::string mnt = fsys::absolute(args.mountpoint, ec).lexically_normal().string();
   while (mnt.size() > 1 && mnt.back() == '/') mnt.pop_back();
-  auto before = ReadStats(mnt);
-  if (!before.ok()) {
-    PrintError(mnt + " is not an mmfs mount, or its daemon is not answering (" +
-               before.status().message() + ")");
+  auto before_snapshot = ReadStatsSnapshot(mnt);
+  if (!before_snapshot.ok()) {
+    PrintError(before_snapshot.status().message());
     return 1;
   }
+  const fs::WarmupStats before = before_snapshot->warmup;
   if (args.paths.empty()) args.paths.push_back(mnt);
   std::vector<std::string> rels;
   for (const std::string& p : args.paths) {
@@ -182,29 +177,20 @@ int RunWarmup(const WarmupArgs& in) {
       return 1;
     }
   }
-  const uint64_t requested0 = (*before)["warmup"]["requested"].get<uint64_t>();
-  const uint64_t settled0 = (*before)["warmup"]["done"].get<uint64_t>() +
-                            (*before)["warmup"]["skipped"].get<uint64_t>() +
-                            (*before)["warmup"]["rejected"].get<uint64_t>() +
-                            (*before)["warmup"]["errors"].get<uint64_t>();
-  const uint64_t bytes0 = (*before)["warmup"]["bytes"].get<uint64_t>();
-  const uint64_t evicted0 = (*before)["warmup"]["evicted"].get<uint64_t>();
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   auto start = Clock::now();
-  nlohmann::json now;
+  fs::WarmupStats w;
   for (;;) {
-    auto s = ReadStats(mnt);
+    auto s = ReadStatsSnapshot(mnt);
     if (!s.ok()) {
       PrintError("the mount stopped answering: " + s.status().message());
       return 1;
     }
-    now = *s;
-    const auto& w = now["warmup"];
-    bool synced = w["last_sync"] == token;
-    uint64_t requested = w["requested"].get<uint64_t>() - requested0;
-    uint64_t settled = w["done"].get<uint64_t>() + w["skipped"].get<uint64_t>() +
-                       w["rejected"].get<uint64_t>() + w["errors"].get<uint64_t>() - settled0;
-    uint64_t bytes = w["bytes"].get<uint64_t>() - bytes0;
+    w = s->warmup;
+    bool synced = w.last_sync == token;
+    uint64_t requested = w.requested - before.requested;
+    uint64_t settled = Settled(w) - Settled(before);
+    uint64_t bytes = w.bytes - before.bytes;
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     bool done = synced && (args.evict || settled >= requested);
     if (tty && !args.evict && !args.json) {
@@ -226,10 +212,9 @@ int RunWarmup(const WarmupArgs& in) {
   }
   if (tty && !args.evict && !args.json) std::fprintf(stderr, "\n");
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  const auto& w = now["warmup"];
   if (args.evict) {
     for (const std::string& rel : rels) DropPageCache(rel.empty() ? mnt : mnt + "/" + rel);
-    uint64_t evicted = w["evicted"].get<uint64_t>() - evicted0;
+    uint64_t evicted = w.evicted - before.evicted;
     if (args.json) {
       std::printf("%s\n", JsonText({{"evicted_files", evicted}}, 2).c_str());
     } else {
@@ -238,11 +223,11 @@ int RunWarmup(const WarmupArgs& in) {
     }
     return 0;
   }
-  uint64_t done = w["done"].get<uint64_t>() - (*before)["warmup"]["done"].get<uint64_t>();
-  uint64_t skipped = w["skipped"].get<uint64_t>() - (*before)["warmup"]["skipped"].get<uint64_t>();
-  uint64_t rejected = w["rejected"].get<uint64_t>() - (*before)["warmup"]["rejected"].get<uint64_t>();
-  uint64_t errors = w["errors"].get<uint64_t>() - (*before)["warmup"]["errors"].get<uint64_t>();
-  uint64_t bytes = w["bytes"].get<uint64_t>() - bytes0;
+  uint64_t done = w.done - before.done;
+  uint64_t skipped = w.skipped - before.skipped;
+  uint64_t rejected = w.rejected - before.rejected;
+  uint64_t errors = w.errors - before.errors;
+  uint64_t bytes = w.bytes - before.bytes;
   if (args.json) {
     std::printf("%s\n", JsonText({{"tier", args.tier},
                                   {"loaded_files", done},

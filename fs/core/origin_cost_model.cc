@@ -1,0 +1,60 @@
+#include "fs/core/origin_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mmfs::fs {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+}
+
+OriginCostModel::OriginCostModel(OriginCostOptions options)
+    : options_(options), decay_(std::pow(0.5, 1.0 / std::max(1.0, options.half_life))) {}
+
+void OriginCostModel::Observe(uint64_t bytes, double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return;
+  // In MiB, so that the sums stay well inside a double's precision.
+  const double x = static_cast<double>(bytes) / kMiB;
+  std::lock_guard<std::mutex> lock(mu_);
+  w_ = w_ * decay_ + 1;
+  x_ = x_ * decay_ + x;
+  y_ = y_ * decay_ + seconds;
+  xx_ = xx_ * decay_ + x * x;
+  xy_ = xy_ * decay_ + x * seconds;
+  ++reads_;
+}
+
+OriginCostEstimate OriginCostModel::Estimate() const {
+  OriginCostEstimate e;
+  e.extent_bytes = options_.min_extent;
+  double w, x, y, xx, xy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    e.reads = reads_;
+    w = w_, x = x_, y = y_, xx = xx_, xy = xy_;
+  }
+  if (e.reads < options_.min_reads || w <= 0) return e;
+  const double mean_x = x / w, mean_y = y / w;
+  const double var_x = xx / w - mean_x * mean_x;    // MiB^2
+  const double cov = xy / w - mean_x * mean_y;       // MiB x seconds
+  // Sizes must differ enough to see the slope: a spread of at least 64 KiB around the mean.
+  const double min_spread = 1.0 / 16;
+  if (var_x < min_spread * min_spread || cov <= 0) return e;
+  const double seconds_per_mib = cov / var_x;
+  const double latency = mean_y - seconds_per_mib * mean_x;
+  e.bandwidth_bytes_per_second = kMiB / seconds_per_mib;
+  // Noise can put the intercept below zero on a fast origin: then requests cost nothing worth
+  // amortizing.
+  e.latency_seconds = std::max(0.0, latency);
+  e.known = true;
+  const double ideal = e.bandwidth_bytes_per_second * e.latency_seconds;
+  uint64_t extent = static_cast<uint64_t>(
+      std::clamp(ideal, static_cast<double>(options_.min_extent),
+                 static_cast<double>(options_.max_extent)));
+  if (options_.align > 0) extent -= extent % options_.align;
+  e.extent_bytes = std::max(extent, options_.min_extent);
+  return e;
+}
+
+}  // namespace mmfs::fs

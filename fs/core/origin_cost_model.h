@@ -1,0 +1,58 @@
+// OriginCostModel: what one read of the origin costs, learnt from the daemon's own reads, and the
+// read size that pays on it (issue 20).
+//
+// Each origin read is an observation (bytes, seconds). The model fits seconds = latency +
+// bytes / bandwidth by least squares over the recent reads (weights halve every `half_life`
+// reads, so it follows an origin that changes: a volume's burst credits running out, a cache in
+// front of it warming up). From the two it derives the extent that pays: bandwidth x latency
+// bytes, the size at which the transfer costs as long as the request itself, clamped to
+// [min_extent, max_extent] and rounded down to a multiple of `align`. A fast local origin (tens
+// of microseconds a request) gets the minimum; a hard disk (5 ms, 200 MB/s) about 1 MiB; an
+// object store (20 ms, 400 MB/s) the maximum.
+//
+// Until the reads are varied enough in size to tell latency from bandwidth (a dataset of
+// same-sized samples read one at a time), the estimate is not `known` and nothing should depend
+// on it.
+//
+// Thread-safety: all methods are thread-safe (one mutex, taken once per origin read).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace mmfs::fs {
+
+struct OriginCostOptions {
+  double half_life = 512;            // reads after which an observation's weight has halved
+  uint64_t min_extent = 64ull << 10;
+  uint64_t max_extent = 8ull << 20;
+  uint64_t align = 64ull << 10;
+  uint64_t min_reads = 16;           // observations before the estimate can be known
+};
+
+struct OriginCostEstimate {
+  bool known = false;
+  double latency_seconds = 0;         // per request
+  double bandwidth_bytes_per_second = 0;
+  uint64_t extent_bytes = 0;          // the read size that pays (min_extent while not known)
+  uint64_t reads = 0;                 // observations so far
+};
+
+class OriginCostModel {
+ public:
+  explicit OriginCostModel(OriginCostOptions options = {});
+
+  // One origin read of `bytes` that took `seconds`, end to end.
+  void Observe(uint64_t bytes, double seconds);
+  OriginCostEstimate Estimate() const;
+
+ private:
+  const OriginCostOptions options_;
+  const double decay_;  // per observation: 0.5^(1 / half_life)
+  mutable std::mutex mu_;
+  // Decayed sums over the observations (x = MiB read, y = seconds), guarded by mu_.
+  double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0;
+  uint64_t reads_ = 0;
+};
+
+}  // namespace mmfs::fs

@@ -1,0 +1,163 @@
+#include "fs/core/stats_parse.h"
+
+#include <gtest/gtest.h>
+
+#include "fs/core/stats_format.h"
+
+namespace mmfs::fs {
+namespace {
+
+// A snapshot with every field set, each to a value of its own: a field the parser forgot, or
+// read into the wrong place, changes the rendered document.
+StatsSnapshot Filled() {
+  uint64_t n = 1;
+  auto next = [&] { return n++ * 7; };
+  StatsSnapshot s;
+  s.dataset = {"/data/ds.mmfs", next(), next(), next(), next(), next()};
+  s.uptime_seconds = 12.5;
+  s.requests = {{"lookup", next(), next(), next(), next()}, {"read", next(), next(), next(), next()}};
+  s.bytes_served = next();
+  for (const char* name : {"ram", "ssd", "cluster"}) {
+    cache::TierCounters c{next(), next(), next(), next(), next(), next(), next(),
+                          next(), next(), next(), next(), next(), name[0] == 's'};
+    s.tiers.push_back({name, c});
+  }
+  s.read_buffer = {next(), next(), next(), next(), next()};
+  s.origin.demand_reads = next();
+  s.origin.demand_bytes = next();
+  s.origin.prefetch_reads = next();
+  s.origin.prefetch_bytes = next();
+  s.origin.warmup_reads = next();
+  s.origin.warmup_bytes = next();
+  s.origin.errors = next();
+  s.origin.coalesced = next();
+  s.origin.streamed = {next(), next(), next(), next()};
+  s.origin.rereads = {next(), next()};
+  s.origin.cost = {true, 0.005, 2e8, next(), next()};
+  s.readahead.enabled = true;
+  s.readahead.patterns = {{"hint", {next(), next(), next(), next(), next()}},
+                          {"sequential", {next(), next(), next(), next(), next()}}};
+  s.readahead.runs_detected = next();
+  s.readahead.jobs_dropped = next();
+  s.readahead.hint_available = true;
+  s.readahead.hint = {next(), next(), next(), next(), next(), next()};
+  s.readahead.pushed = {next(), next(), next(), next()};
+  s.readahead.buffer_bytes = next();
+  s.readahead.buffer_budget = next();
+  cache::ClusterCounters cl{next(), next(), next(), next(), next(),
+                            next(), next(), next(), next(), next(), {}};
+  cl.servers.push_back({"10.0.0.1:11211", true, next(), next(), next(), {}});
+  cl.servers.push_back({"10.0.0.2:11211", false, next(), next(), next(), {}});
+  s.cluster = cl;
+  s.what_if.ram = {next(), 0.25, next(), next(), {{0.5, next(), 0.125}, {1.0, next(), 0.5}}};
+  s.what_if.ssd = WhatIfCurveStats{next(), 1.0, next(), next(), {{2.0, next(), 0.75}}};
+  s.what_if.history = {{10.0, {{next(), next()}, {next(), next()}}}, {20.0, {{next(), next()}}}};
+  s.warmup = {next(), next(), next(), next(), next(), next(), next(), "token-3"};
+  s.checksum_errors = next();
+  s.io_errors = next();
+  s.listed_entries = next();
+  s.largest_readdir_request = next();
+  s.memory.rss_bytes = next();
+  s.memory.page_cache_drops = next();
+  s.memory.page_cache_drops_skipped = next();
+  s.memory.governed = true;
+  MemoryBudget& b = s.memory.plan;
+  b.limit_bytes = next();
+  b.limit_source = LimitSource::kCgroupV1;
+  b.cgroup_dir = "/sys/fs/cgroup/memory/job";
+  b.reserved_bytes = next();
+  b.in_use_bytes = next();
+  b.ram_cache_bytes = next();
+  b.prefetch_bytes = next();
+  b.read_buffer_bytes = next();
+  b.memory_bytes = next();
+  b.requested_memory_bytes = next();
+  b.page_cache_bytes = next();
+  b.explicit_ram = true;
+  b.requested_ram_bytes = next();
+  b.clamped = true;
+  GovernorCounters& g = s.memory.governor;
+  g.level = Pressure::kHigh;
+  g.samples = next();
+  g.shrinks = next();
+  g.last.usage_bytes = 1000000;
+  g.last.reclaimable_bytes = 300000;
+  g.last.active_file_bytes = 200000;
+  g.last.limit_events = next();
+  g.last.oom_kills = next();
+  g.last.has_psi = true;
+  g.last.psi_some_avg10 = 1.5;
+  g.targets = {next(), next(), next(), false};
+  s.views = {{128, next(), next(), next(), next(), next(), next()},
+             {256, next(), next(), next(), next(), next(), next()}};
+  s.readers.enabled = true;
+  s.readers.window_seconds = 10;
+  s.readers.verdict = ReaderVerdict::kIoBound;
+  s.readers.advice = "warm it up";
+  ReaderRow row;
+  row.pid = 42;
+  row.comm = "pt_data_worker";
+  row.threads = 2;
+  row.processes = 1;
+  row.wall_seconds = 10;
+  row.stall_seconds = 4;
+  row.cpu_seconds = 3;
+  row.requests = next();
+  row.served_bytes = next();
+  row.verdict = ReaderVerdict::kIoBound;
+  s.readers.rows = {row};
+  s.readers.total = row;
+  s.readers.by_command = {{"pt_data_worker", 4, 3, next(), next()}};
+  return s;
+}
+
+TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
+  const nlohmann::json j = StatsToJson(Filled());
+  auto back = StatsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(StatsToJson(*back).dump(2), j.dump(2));
+  // And the typed fields the CLI uses are where they belong.
+  EXPECT_EQ(back->tiers.size(), 3u);
+  EXPECT_EQ(back->tiers[1].name, "ssd");
+  EXPECT_TRUE(back->tiers[1].counters.admission_paused);
+  EXPECT_EQ(back->memory.plan.limit_source, LimitSource::kCgroupV1);
+  EXPECT_EQ(back->memory.governor.level, Pressure::kHigh);
+  EXPECT_FALSE(back->memory.governor.targets.push);
+  ASSERT_TRUE(back->cluster.has_value());
+  EXPECT_FALSE(back->cluster->servers[1].up);
+  EXPECT_EQ(back->warmup.last_sync, "token-3");
+}
+
+TEST(StatsParseTest, ASnapshotWithNothingOptionalComesBackWithout) {
+  StatsSnapshot s;
+  s.tiers.push_back({"ram", {}});
+  const nlohmann::json j = StatsToJson(s);
+  auto back = StatsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_FALSE(back->cluster.has_value());
+  EXPECT_FALSE(back->what_if.ssd.has_value());
+  EXPECT_FALSE(back->memory.governed);
+  EXPECT_FALSE(back->readers.enabled);
+  EXPECT_EQ(StatsToJson(*back).dump(), j.dump());
+}
+
+TEST(StatsParseTest, MissingPartsReadAsDefaultsAndWrongKindsAreNamed) {
+  // A daemon older than this mmfs: no readers, views, memory or listing sections.
+  auto old = StatsFromJson(nlohmann::json::parse(
+      R"({"dataset": {"files": 3}, "cache": {"tiers": [{"name": "ram", "hits": 2}]},
+          "origin": {"reads": 5, "bytes": 50}})"));
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->dataset.files, 3u);
+  EXPECT_EQ(old->tiers.at(0).counters.hits, 2u);
+  EXPECT_EQ(old->origin.demand_reads, 5u);
+  EXPECT_EQ(old->origin.demand_bytes, 50u);
+  EXPECT_TRUE(old->views.empty());
+
+  auto bad = StatsFromJson(nlohmann::json::parse(R"({"dataset": {"files": "three"}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
+  EXPECT_FALSE(StatsFromJson(nlohmann::json::array()).ok());
+}
+
+}  // namespace
+}  // namespace mmfs::fs

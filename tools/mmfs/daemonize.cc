@@ -1,0 +1,147 @@
+#include "tools/mmfs/daemonize.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "fs/base/file_util.h"
+#include "tools/mmfs/commands.h"
+
+namespace mmfs::cli {
+
+int ForkDaemon(const std::string& mountpoint, const std::function<void()>& in_child,
+               const std::function<int(const ReadinessReport&)>& serve) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    PrintError(std::string("pipe: ") + std::strerror(errno));
+    return 1;
+  }
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    PrintError(std::string("fork: ") + std::strerror(errno));
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return 1;
+  }
+  if (pid > 0) {
+    ::close(fds[1]);
+    std::string msg;
+    char buf[512];
+    for (;;) {
+      ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      msg.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    if (msg == kReady) {
+      // The daemon is mounted; wait until it answers (statfs always reaches it). This process
+      // holds no /dev/fuse descriptor, so a daemon dying now gives ENOTCONN, not a hang.
+      struct statfs answer;
+      if (::statfs(mountpoint.c_str(), &answer) == 0) return 0;
+      msg = std::string("the mount does not answer: ") + std::strerror(errno);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    PrintError(msg.empty() ? "the mount daemon exited before the mount was ready (see syslog)"
+                           : msg);
+    return 1;
+  }
+  // Child: the daemon.
+  ::close(fds[0]);
+  ::setsid();
+  if (::chdir("/") != 0) {
+    // Not fatal: every path the daemon uses is absolute.
+  }
+  in_child();
+  int report_fd = fds[1];
+  return serve([&](const std::string& msg) {
+    if (report_fd < 0) return;
+    (void)WriteFull(report_fd, msg.data(), msg.size(), "readiness pipe");
+    ::close(report_fd);
+    report_fd = -1;
+    int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) {
+      ::dup2(devnull, STDIN_FILENO);
+      ::dup2(devnull, STDOUT_FILENO);
+      ::dup2(devnull, STDERR_FILENO);
+      ::close(devnull);
+    }
+  });
+}
+
+void SetUpLogging(const std::string& log_file, bool daemonized) {
+  std::vector<spdlog::sink_ptr> sinks;
+  if (!log_file.empty()) {
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
+  } else if (daemonized) {
+    sinks.push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>("mmfs", LOG_PID, LOG_DAEMON,
+                                                                     false));
+  } else {
+    sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  }
+  auto logger = std::make_shared<spdlog::logger>("mmfs", sinks.begin(), sinks.end());
+  logger->set_pattern(daemonized && log_file.empty() ? "%v" : "%Y-%m-%d %H:%M:%S.%e %l %v");
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+void NotifySystemd(const std::string& state) {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (path == nullptr || (path[0] != '/' && path[0] != '@')) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  size_t len = std::strlen(path);
+  if (len >= sizeof addr.sun_path) return;
+  std::memcpy(addr.sun_path, path, len);
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // "@" starts an abstract name
+  UniqueFd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return;
+  auto addr_len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
+  if (::sendto(fd.get(), state.data(), state.size(), MSG_NOSIGNAL,
+               reinterpret_cast<const sockaddr*>(&addr), addr_len) < 0) {
+    spdlog::warn("cannot notify systemd at {}: {}", path, std::strerror(errno));
+  }
+}
+
+void RaiseFileLimit() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      spdlog::warn("cannot raise the open file limit: {}", std::strerror(errno));
+    }
+  }
+}
+
+// The daemon's memory beyond its tiers (issue 19). glibc's defaults cost it tens of MiB: an
+// arena per thread (16 FUSE threads, the prefetch workers, the writers), each keeping what was
+// freed in it, and an mmap threshold that rises to the largest block freed (up to 32 MiB), after
+// which every file-sized blob comes from an arena and its memory stays there when evicted.
+// A few arenas and a fixed threshold: blobs of 256 KiB and more are mapped and unmapped on
+// their own, so evicting them returns the memory at once.
+void TuneAllocator() {
+  ::mallopt(M_ARENA_MAX, 4);
+  ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  ::mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+}
+
+}  // namespace mmfs::cli
