@@ -4,14 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 
 #include <spdlog/spdlog.h>
 
 // The stack is owned here and lent to the rooms; only FileReader looks inside it.
 #include "cache/tier_stack.h"
-#include "fs/base/memory_budget.h"
 #include "fs/base/file_util.h"
+#include "fs/base/memory_budget.h"
 #include "fs/core/control_dir.h"
 #include "fs/core/file_xattrs.h"
 #include "fs/core/file_reader.h"
@@ -178,12 +177,7 @@ Result<Attr> Filesystem::OpenDir(uint64_t ino) {
 }
 
 void Filesystem::NoteListing(size_t request_bytes, uint64_t entries) {
-  metrics_.listed_entries.fetch_add(entries, std::memory_order_relaxed);
-  uint64_t seen = metrics_.largest_readdir_request.load(std::memory_order_relaxed);
-  while (request_bytes > seen &&
-         !metrics_.largest_readdir_request.compare_exchange_weak(seen, request_bytes,
-                                                                  std::memory_order_relaxed)) {
-  }
+  metrics_.NoteListing(request_bytes, entries);
 }
 
 Status Filesystem::ReadDir(
@@ -392,39 +386,14 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   const format::Manifest& m = dataset_->manifest();
   s.dataset = {dataset_->dir(), m.files, m.directories, m.samples, m.total_bytes,
                m.shards.size()};
-  s.uptime_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - metrics_.start).count();
-  for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
-    const OpStats& o = metrics_.op(static_cast<Op>(i));
-    s.requests.push_back({std::string(OpName(static_cast<Op>(i))), o.count(), o.errors(),
-                          o.PercentileMicros(0.5), o.PercentileMicros(0.99)});
-  }
-  s.bytes_served = metrics_.bytes_served.load(std::memory_order_relaxed);
+  s.memory = MemoryStatsOf(ProcessResidentBytes(), governor_.load());
+  metrics_.Report(&s);
   s.read_buffer = origin_->read_buffer().Counters();
-  const CauseCounters demand = origin_->Counters(ReadCause::kDemand);
-  const CauseCounters prefetch = origin_->Counters(ReadCause::kPrefetch);
-  const CauseCounters warm = origin_->Counters(ReadCause::kWarmup);
-  s.origin.demand_reads = demand.reads;
-  s.origin.demand_bytes = demand.bytes;
-  s.origin.prefetch_reads = prefetch.reads;
-  s.origin.prefetch_bytes = prefetch.bytes;
-  s.origin.warmup_reads = warm.reads;
-  s.origin.warmup_bytes = warm.bytes;
-  s.origin.streamed = origin_->StreamedCounters();
-  s.origin.rereads = origin_->RefetchCounters();
-  s.origin.cost = origin_->CostEstimate();
+  origin_->Report(&s.origin);
   reader_->CacheStats(&s);
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
   reader_->Stats(&s.what_if);
   warmup_->Stats(&s.warmup);
-  s.checksum_errors = metrics_.checksum_failures.load(std::memory_order_relaxed);
-  s.io_errors = metrics_.io_errors.load(std::memory_order_relaxed);
-  s.listed_entries = metrics_.listed_entries.load(std::memory_order_relaxed);
-  s.largest_readdir_request = metrics_.largest_readdir_request.load(std::memory_order_relaxed);
-  s.memory = MemoryStatsOf(ProcessResidentBytes(), governor_.load());
-  s.memory.page_cache_drops = metrics_.page_cache_drops.load(std::memory_order_relaxed);
-  s.memory.page_cache_drops_skipped =
-      metrics_.page_cache_drops_skipped.load(std::memory_order_relaxed);
   view_files_->Stats(&s.views);
   if (readers_ != nullptr) {
     s.readers = readers_->Snapshot(query.reader_window_seconds, query.reader_top);

@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "fs/core/stats.h"
+
 namespace mmfs::fs {
 
 std::string_view OpName(Op op) {
@@ -43,6 +45,32 @@ uint64_t OpStats::PercentileMicros(double q) const {
     if (seen >= target) return i == 0 ? 1 : (uint64_t{1} << i);
   }
   return uint64_t{1} << (kBuckets - 1);
+}
+
+void Metrics::NoteListing(size_t request_bytes, uint64_t entries) {
+  listed_entries.fetch_add(entries, std::memory_order_relaxed);
+  uint64_t seen = largest_readdir_request.load(std::memory_order_relaxed);
+  while (request_bytes > seen &&
+         !largest_readdir_request.compare_exchange_weak(seen, request_bytes,
+                                                        std::memory_order_relaxed)) {
+  }
+}
+
+void Metrics::Report(StatsSnapshot* out) const {
+  out->uptime_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
+    const OpStats& o = op(static_cast<Op>(i));
+    out->requests.push_back({std::string(OpName(static_cast<Op>(i))), o.count(), o.errors(),
+                             o.PercentileMicros(0.5), o.PercentileMicros(0.99)});
+  }
+  out->bytes_served = bytes_served.load(std::memory_order_relaxed);
+  out->checksum_errors = checksum_failures.load(std::memory_order_relaxed);
+  out->io_errors = io_errors.load(std::memory_order_relaxed);
+  out->listed_entries = listed_entries.load(std::memory_order_relaxed);
+  out->largest_readdir_request = largest_readdir_request.load(std::memory_order_relaxed);
+  out->memory.page_cache_drops = page_cache_drops.load(std::memory_order_relaxed);
+  out->memory.page_cache_drops_skipped = page_cache_drops_skipped.load(std::memory_order_relaxed);
 }
 
 }  // namespace mmfs::fs

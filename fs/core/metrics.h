@@ -14,6 +14,8 @@
 
 namespace mmfs::fs {
 
+struct StatsSnapshot;
+
 enum class Op : int {
   kLookup,
   kGetattr,
@@ -67,6 +69,12 @@ class Metrics {
   std::atomic<uint64_t> listed_entries{0};
   std::atomic<uint64_t> largest_readdir_request{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  // A READDIR(PLUS) reply of `entries` entries to a request for `request_bytes`.
+  void NoteListing(size_t request_bytes, uint64_t entries);
+  // These counters' part of a snapshot: uptime, requests, bytes served, errors, listing and
+  // hold-once drops (out->memory's).
+  void Report(StatsSnapshot* out) const;
 
  private:
   std::array<OpStats, static_cast<int>(Op::kCount)> ops_;

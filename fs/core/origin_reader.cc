@@ -163,4 +163,19 @@ CauseCounters OriginReader::Counters(ReadCause cause) const {
   return {c.reads.load(std::memory_order_relaxed), c.bytes.load(std::memory_order_relaxed)};
 }
 
+void OriginReader::Report(OriginStats* out) const {
+  const CauseCounters demand = Counters(ReadCause::kDemand);
+  const CauseCounters prefetch = Counters(ReadCause::kPrefetch);
+  const CauseCounters warm = Counters(ReadCause::kWarmup);
+  out->demand_reads = demand.reads;
+  out->demand_bytes = demand.bytes;
+  out->prefetch_reads = prefetch.reads;
+  out->prefetch_bytes = prefetch.bytes;
+  out->warmup_reads = warm.reads;
+  out->warmup_bytes = warm.bytes;
+  out->streamed = StreamedCounters();
+  out->rereads = RefetchCounters();
+  out->cost = CostEstimate();
+}
+
 }  // namespace mmfs::fs

@@ -43,6 +43,7 @@
 #include "fs/core/origin_cost_model.h"
 #include "fs/core/origin_io.h"
 #include "fs/core/ranged_reader.h"
+#include "fs/core/stats.h"
 #include "fs/format/dataset.h"
 
 namespace mmfs::fs {
@@ -106,6 +107,9 @@ class OriginReader {
   cache::RefetchCounters RefetchCounters() const { return refetch_.Counters(); }
   RangedCounters StreamedCounters() const { return ranged_.Counters(); }
   OriginCostEstimate CostEstimate() const { return cost_.Estimate(); }
+  // These counters' part of a snapshot: reads by cause, streamed files, re-reads, the cost model
+  // (the loads' errors and coalescing are the tier stack's: FileReader::CacheStats).
+  void Report(OriginStats* out) const;
 
  private:
   const format::Dataset& dataset_;
