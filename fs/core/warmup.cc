@@ -139,6 +139,13 @@ void Warmup::Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& bat
 }
 
 void Warmup::Stats(WarmupStats* out) const {
+  // The sync token first: HandleLines sets it (under mu_) after counting every line before it, so
+  // a reader that sees its token also sees those counts. Read last, a snapshot could pair the
+  // token with counts taken while the lines before it were still being handled.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->last_sync = last_sync_;
+  }
   out->requested = requested_.load(std::memory_order_relaxed);
   out->done = done_.load(std::memory_order_relaxed);
   out->bytes = bytes_.load(std::memory_order_relaxed);
@@ -146,8 +153,6 @@ void Warmup::Stats(WarmupStats* out) const {
   out->rejected = rejected_.load(std::memory_order_relaxed);
   out->errors = errors_.load(std::memory_order_relaxed);
   out->evicted = evicted_.load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mu_);
-  out->last_sync = last_sync_;
 }
 
 }  // namespace mmfs::fs

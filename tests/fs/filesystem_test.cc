@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
 #include <filesystem>
 #include <thread>
 
@@ -608,6 +609,36 @@ TEST_F(FilesystemTest, ConcurrentReadersSeeCorrectBytes) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+// `mmfs warmup` waits for its sync token in the stats, then reports the counts of the lines before
+// it: a snapshot that shows the token must show every one of those counts (CI once saw the token
+// with 387 of 800 "already cached" counted, the rest still being handled).
+TEST_F(FilesystemTest, AWarmupSyncTokenComesWithTheCountsOfTheLinesBeforeIt) {
+  const uint64_t files = fs_->Stats().dataset.files;
+  ASSERT_GT(files, 300u);
+  fs_->HandleControlLines({"warm ram", "sync warm"});
+  for (int round = 0; round < 20; ++round) {
+    const std::string token = "t" + std::to_string(round);
+    const WarmupStats before = fs_->Stats().warmup;
+    std::atomic<bool> sent{false};
+    std::thread writer([&] {
+      fs_->HandleControlLines({"warm ram", "sync " + token});
+      sent = true;
+    });
+    bool seen = false;
+    while (!seen) {
+      const bool done = sent.load();
+      const WarmupStats w = fs_->Stats().warmup;
+      if (w.last_sync == token) {
+        seen = true;
+        EXPECT_EQ(w.requested - before.requested, files) << "round " << round;
+      } else {
+        ASSERT_FALSE(done) << "the token never showed";
+      }
+    }
+    writer.join();
+  }
 }
 
 }  // namespace
