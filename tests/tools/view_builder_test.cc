@@ -201,6 +201,43 @@ TEST_F(ViewBuilderTest, TheSameViewForAnyThreadCount) {
             FileBytes(tmp_ / "three/views/64/shard-00000.mdb"));
 }
 
+// --view-quality reaches the encoder and the view's manifest: the same images at quality 40 take
+// fewer bytes than at 95, and each view records the quality it was built with.
+TEST_F(ViewBuilderTest, TheQualityAskedForIsUsedAndRecorded) {
+  for (int i = 0; i < 8; ++i) {
+    testing::WriteFile(tmp_ / ("src/d/" + std::to_string(100 + i) + ".jpg"),
+                       testing::MakeJpeg(320, 240, static_cast<unsigned>(i)));
+  }
+  ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "q95").ok());
+  fsys::copy(tmp_ / "q95", tmp_ / "q40", fsys::copy_options::recursive);
+  uint64_t view_bytes[2] = {0, 0};
+  const int qualities[2] = {95, 40};
+  for (int k = 0; k < 2; ++k) {
+    const std::string dir = tmp_ / ("q" + std::to_string(qualities[k]));
+    ViewOptions o;
+    o.dataset = dir;
+    o.side = 96;
+    o.quality = qualities[k];
+    auto built = BuildView(o, reporter_);
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    EXPECT_EQ(built->resized, 8u);
+    auto ds = Open(dir);
+    ASSERT_NE(ds, nullptr);
+    format::ViewSet views = format::ViewSet::Open(*ds);
+    const format::View* v = views.Find(96);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->manifest().quality, static_cast<uint32_t>(qualities[k]));
+    for (int i = 0; i < 8; ++i) {
+      auto f = v->Lookup(Find(*ds, "d/" + std::to_string(100 + i) + ".jpg"));
+      ASSERT_TRUE(f.ok()) << f.status().ToString();
+      ASSERT_EQ(f->source, ViewFile::Source::kView);
+      EXPECT_EQ(JpegSize(ReadView(*v, *f)), std::make_pair(128, 96));
+      view_bytes[k] += f->size;
+    }
+  }
+  EXPECT_LT(view_bytes[1], view_bytes[0]) << "quality 40 should take fewer bytes than 95";
+}
+
 TEST_F(ViewBuilderTest, InterruptedBuildNeverShowsAndResumeFinishesIt) {
   for (int i = 0; i < 80; ++i) {
     testing::WriteFile(tmp_ / ("src/d/" + std::to_string(100 + i) + ".jpg"),
