@@ -213,7 +213,9 @@ TEST_F(ViewBuilderTest, TheQualityAskedForIsUsedAndRecorded) {
   uint64_t view_bytes[2] = {0, 0};
   const int qualities[2] = {95, 40};
   for (int k = 0; k < 2; ++k) {
-    const std::string dir = tmp_ / ("q" + std::to_string(qualities[k]));
+    std::string name = "q";
+    name += std::to_string(qualities[k]);  // appended: GCC 12 -O3 warns on "q" + to_string
+    const std::string dir = tmp_ / name;
     ViewOptions o;
     o.dataset = dir;
     o.side = 96;
@@ -228,7 +230,10 @@ TEST_F(ViewBuilderTest, TheQualityAskedForIsUsedAndRecorded) {
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->manifest().quality, static_cast<uint32_t>(qualities[k]));
     for (int i = 0; i < 8; ++i) {
-      auto f = v->Lookup(Find(*ds, "d/" + std::to_string(100 + i) + ".jpg"));
+      std::string path = "d/";
+      path += std::to_string(100 + i);
+      path += ".jpg";
+      auto f = v->Lookup(Find(*ds, path));
       ASSERT_TRUE(f.ok()) << f.status().ToString();
       ASSERT_EQ(f->source, ViewFile::Source::kView);
       EXPECT_EQ(JpegSize(ReadView(*v, *f)), std::make_pair(128, 96));
