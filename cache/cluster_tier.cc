@@ -52,6 +52,22 @@ uint64_t LoadU64(const char* p) {
 
 }  // namespace
 
+namespace {
+
+// "HOST:PORT" split in two; false unless HOST is non-empty and PORT is 1..65535 and nothing else.
+bool SplitHostPort(const std::string& item, std::string* host, in_port_t* port) {
+  size_t colon = item.rfind(':');
+  if (colon == 0 || colon == std::string::npos) return false;
+  char* rest = nullptr;
+  long value = std::strtol(item.c_str() + colon + 1, &rest, 10);
+  if (value <= 0 || value > 65535 || *rest != '\0' || rest == item.c_str() + colon + 1) return false;
+  *host = item.substr(0, colon);
+  *port = static_cast<in_port_t>(value);
+  return true;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> ClusterTier::ParseServers(const std::string& list) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -61,10 +77,9 @@ Result<std::vector<std::string>> ClusterTier::ParseServers(const std::string& li
     std::string item = list.substr(start, end - start);
     start = end + 1;
     if (item.empty()) continue;
-    size_t colon = item.rfind(':');
-    char* rest = nullptr;
-    long port = colon == std::string::npos ? 0 : std::strtol(item.c_str() + colon + 1, &rest, 10);
-    if (colon == 0 || colon == std::string::npos || port <= 0 || port > 65535 || *rest != '\0') {
+    std::string host;
+    in_port_t port = 0;
+    if (!SplitHostPort(item, &host, &port)) {
       return Status::InvalidArgument("cluster cache server '" + item + "' is not HOST:PORT");
     }
     out.push_back(item);
@@ -92,9 +107,11 @@ Result<std::unique_ptr<ClusterTier>> ClusterTier::Open(const ClusterTierOptions&
   memcached_behavior_set(m, MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 1);
   memcached_behavior_set(m, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, 2);
   for (const std::string& s : options.servers) {
-    size_t colon = s.rfind(':');
-    std::string host = s.substr(0, colon);
-    auto port = static_cast<in_port_t>(std::strtoul(s.c_str() + colon + 1, nullptr, 10));
+    std::string host;
+    in_port_t port = 0;
+    if (!SplitHostPort(s, &host, &port)) {
+      return Status::InvalidArgument("cluster cache server '" + s + "' is not HOST:PORT");
+    }
     memcached_return_t rc = memcached_server_add(m, host.c_str(), port);
     if (rc != MEMCACHED_SUCCESS) {
       return Status::InvalidArgument("cluster cache server " + s + ": " +

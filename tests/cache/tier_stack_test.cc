@@ -59,8 +59,15 @@ TEST(TierStackTest, ErrorsNameTheTier) {
   TierStackOptions c;
   c.cluster_servers = {"not a server"};
   auto cluster = BuildTierStack(c);
-  if (!cluster.ok()) {
-    EXPECT_NE(cluster.status().message().find("cluster cache"), std::string::npos);
+  ASSERT_FALSE(cluster.ok()) << "a server without a port was taken";
+  EXPECT_NE(cluster.status().message().find("cluster cache"), std::string::npos)
+      << cluster.status().ToString();
+  EXPECT_NE(cluster.status().message().find("'not a server' is not HOST:PORT"), std::string::npos)
+      << cluster.status().ToString();
+  for (const char* bad : {"host:", ":11211", "host:0", "host:70000", "host:12x"}) {
+    TierStackOptions b;
+    b.cluster_servers = {bad};
+    EXPECT_FALSE(BuildTierStack(b).ok()) << bad;
   }
 }
 
