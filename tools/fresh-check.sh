@@ -89,6 +89,12 @@ in_fresh_root() {
   mount --rbind /sys "$root/sys"
   mount --make-rprivate "$root/sys"
   [[ -e $root/etc/mtab ]] || ln -s ../proc/self/mounts "$root/etc/mtab"
+  # Two things that make installing faster and change nothing in what gets installed: the
+  # machine's downloaded .debs are shared (the roots download only what it lacks), and dpkg does
+  # not fsync every file of a throwaway root (as Debian's container images are set up).
+  mkdir -p /var/cache/apt/archives/partial
+  mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
+  echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/mmfs-fresh-check"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   mkdir -p "$root/srv/mmfs"
   # Files deleted in the working tree but not yet in git are skipped (--ignore-failed-read).

@@ -31,44 +31,66 @@ std::string Name(int i) { return std::to_string(1000 + i); }
 
 class ViewReadPathTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // Samples k.jpg + k.txt; every image larger than the view's side, so all are resized.
+  // The dataset and its view are built once for the suite (a build takes about 40 s in the TSan
+  // build); each test gets its own Filesystem over them, which only reads them.
+  struct Shared {
+    TempDir tmp;
+    std::string error;                  // why building failed; empty when it worked
+    std::vector<std::string> resized;  // by image number
+  };
+  static void SetUpTestSuite() {
+    shared_ = new Shared;
+    shared_->error = BuildDataset(shared_->tmp, &shared_->resized);
+  }
+  static void TearDownTestSuite() {
+    delete shared_;
+    shared_ = nullptr;
+  }
+  // Samples k.jpg + k.txt; every image larger than the view's side, so all are resized. Returns
+  // what went wrong, or nothing.
+  static std::string BuildDataset(const TempDir& tmp, std::vector<std::string>* resized) {
     for (int i = 0; i < kImages; ++i) {
-      WriteFile(tmp_ / ("src/many/" + Name(i) + ".jpg"),
+      WriteFile(tmp / ("src/many/" + Name(i) + ".jpg"),
                 testing::MakeJpeg(96, 72, static_cast<unsigned>(i + 1)));
-      WriteFile(tmp_ / ("src/many/" + Name(i) + ".txt"), "caption " + std::to_string(i));
+      WriteFile(tmp / ("src/many/" + Name(i) + ".txt"), "caption " + std::to_string(i));
     }
-    ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "ds").ok());
+    auto packed = testing::PackFolder(tmp / "src", tmp / "ds");
+    if (!packed.ok()) return "pack: " + packed.status().ToString();
     view::ViewOptions o;
-    o.dataset = tmp_ / "ds";
+    o.dataset = tmp / "ds";
     o.side = 32;
     testing::CollectingReporter reporter;
     auto built = view::BuildView(o, reporter);
-    ASSERT_TRUE(built.ok()) << built.status().ToString();
-    ASSERT_EQ(built->resized, static_cast<uint64_t>(kImages));
-    Make(FilesystemOptions{});
+    if (!built.ok()) return "view: " + built.status().ToString();
+    if (built->resized != static_cast<uint64_t>(kImages)) return "not every image was resized";
     // The resized bytes as the view shard holds them, read by the format reader.
-    auto ds = format::Dataset::Open(tmp_ / "ds");
-    ASSERT_TRUE(ds.ok());
+    auto ds = format::Dataset::Open(tmp / "ds");
+    if (!ds.ok()) return "open: " + ds.status().ToString();
     format::ViewSet set = format::ViewSet::Open(**ds);
     const format::View* v = set.Find(32);
-    ASSERT_NE(v, nullptr);
+    if (v == nullptr) return "no view 32";
     auto many = (*ds)->LookupChild(*(*ds)->GetEntry(0), "many");
-    ASSERT_TRUE(many.ok());
+    if (!many.ok()) return "no many/";
     for (int i = 0; i < kImages; ++i) {
       auto e = (*ds)->LookupChild(*many, Name(i) + ".jpg");
-      ASSERT_TRUE(e.ok());
+      if (!e.ok()) return "no " + Name(i) + ".jpg";
       auto f = v->Lookup(*e);
-      ASSERT_TRUE(f.ok());
-      ASSERT_EQ(f->source, format::ViewFile::Source::kView);
+      if (!f.ok() || f->source != format::ViewFile::Source::kView) return "not resized: " + Name(i);
       std::string bytes(f->size, '\0');
-      ASSERT_TRUE(v->ReadVerified(*f, "x", bytes.data()).ok());
-      resized_.push_back(std::move(bytes));
+      if (!v->ReadVerified(*f, "x", bytes.data()).ok()) return "unreadable: " + Name(i);
+      resized->push_back(std::move(bytes));
     }
+    return "";
+  }
+  void SetUp() override {
+    ASSERT_NE(shared_, nullptr);
+    ASSERT_EQ(shared_->error, "");
+    resized_ = shared_->resized;
+    Make(FilesystemOptions{});
   }
   void Make(FilesystemOptions options) {
     fs_.reset();
-    auto ds = format::Dataset::Open(tmp_ / "ds");
+    auto ds = format::Dataset::Open(shared_->tmp / "ds");
     ASSERT_TRUE(ds.ok());
     fs_ = testing::NewFilesystem(std::move(ds).value(), options);
   }
@@ -92,10 +114,12 @@ class ViewReadPathTest : public ::testing::Test {
   }
   nlohmann::json Stats() { return nlohmann::json::parse(fs_->StatsJson()); }
 
-  TempDir tmp_;
+  static Shared* shared_;
   std::unique_ptr<Filesystem> fs_;
   std::vector<std::string> resized_;  // by image number
 };
+
+ViewReadPathTest::Shared* ViewReadPathTest::shared_ = nullptr;
 
 TEST_F(ViewReadPathTest, AResizedImageBringsItsCaptionAndTheCaptionItsResizedImage) {
   EXPECT_EQ(Read("@32/many/1000.jpg"), resized_[0]);

@@ -18,6 +18,7 @@ namespace {
 
 // Shorter sides 80..200: every image is larger than 64 and so is resized by the view.
 TEST(ViewMountTest, AtNServesTheViewToUnmodifiedLoaders) {
+  MMFS_SKIP_UNDER_TSAN();  // libvips builds a view; TSan checks the read path: ViewReadPathTest
   TempDir tmp;
   const std::string src = tmp / "src", dst = tmp / "ds.mmfs";
   auto gen = RunCommand({GenDatasetBinary(), src, "-n", "60", "-c", "4", "--min-side", "80",
@@ -132,6 +133,7 @@ TEST(ViewMountTest, AtNServesTheViewToUnmodifiedLoaders) {
 // A dataset packed before views existed (tests/fixtures/v1-dataset, packed at 2df7dc4): it still
 // verifies and mounts, gets a view added, and then verifies, shows in `mmfs info` and serves it.
 TEST(ViewMountTest, ADatasetPackedBeforeViewsMountsVerifiesAndGetsAView) {
+  MMFS_SKIP_UNDER_TSAN();  // libvips builds a view; TSan checks the read path: ViewReadPathTest
   TempDir tmp;
   const std::string dst = tmp / "v1.mmfs";
   std::filesystem::copy(SourceDir() + "/tests/fixtures/v1-dataset", dst);
