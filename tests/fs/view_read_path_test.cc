@@ -31,8 +31,9 @@ std::string Name(int i) { return std::to_string(1000 + i); }
 
 class ViewReadPathTest : public ::testing::Test {
  protected:
-  // The dataset and its view are built once for the suite (a build takes about 40 s in the TSan
-  // build); each test gets its own Filesystem over them, which only reads them.
+  // The dataset and its view are built once per process (a build takes about 40 s in the TSan
+  // build; tests/CMakeLists.txt runs the suite as one ctest test, so once in all); each test
+  // gets its own Filesystem over them, which only reads them.
   struct Shared {
     TempDir tmp;
     std::string error;                  // why building failed; empty when it worked

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,18 @@ class ReaderMountTest : public ::testing::Test {
     const std::string name = std::string("stats?window=") + std::to_string(window) + "&top=50";
     const nlohmann::json stats = nlohmann::json::parse(ReadFile(mnt() + "/.mmfs/" + name));
     const std::string metrics = ReadFile(mnt() + "/.mmfs/metrics");
+    // The human view of the same readers (its window ends a moment later, so only its shape and
+    // the reader's row are checked here, not the verdict).
+    std::ostringstream window_arg;
+    window_arg << window;
+    const auto human = RunCommand({MmfsBinary(), "stats", "--window", window_arg.str(), mnt()});
+    EXPECT_EQ(human.exit_code, 0) << human.output;
+    EXPECT_NE(human.output.find("Readers over the last"), std::string::npos) << human.output;
+    EXPECT_NE(human.output.find(std::to_string(measured.at("pid").get<int>()) + " "),
+              std::string::npos) << human.output;
+    EXPECT_NE(human.output.find("python3"), std::string::npos) << human.output;
+    EXPECT_NE(human.output.find("\n  verdict   "), std::string::npos) << human.output;
+    EXPECT_NE(human.output.find("\n  advice    "), std::string::npos) << human.output;
     EXPECT_EQ(reader.Finish(), 0) << ReadFile(log);
     EXPECT_EQ(mount.StopWith(SIGTERM), 0);
 
