@@ -4,6 +4,7 @@
 #include <libmemcachedutil-1.0/util.h>
 #include <xxhash.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -58,6 +59,10 @@ namespace {
 bool SplitHostPort(const std::string& item, std::string* host, in_port_t* port) {
   size_t colon = item.rfind(':');
   if (colon == 0 || colon == std::string::npos) return false;
+  // Digits only: strtol alone would take " 80" and "+80".
+  if (colon + 1 >= item.size() || !std::isdigit(static_cast<unsigned char>(item[colon + 1]))) {
+    return false;
+  }
   char* rest = nullptr;
   long value = std::strtol(item.c_str() + colon + 1, &rest, 10);
   if (value <= 0 || value > 65535 || *rest != '\0' || rest == item.c_str() + colon + 1) return false;
@@ -110,7 +115,7 @@ Result<std::unique_ptr<ClusterTier>> ClusterTier::Open(const ClusterTierOptions&
     std::string host;
     in_port_t port = 0;
     if (!SplitHostPort(s, &host, &port)) {
-      return Status::InvalidArgument("cluster cache server '" + s + "' is not HOST:PORT");
+      return Status::InvalidArgument("server '" + s + "' is not HOST:PORT");  // named by the caller
     }
     memcached_return_t rc = memcached_server_add(m, host.c_str(), port);
     if (rc != MEMCACHED_SUCCESS) {

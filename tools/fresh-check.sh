@@ -12,7 +12,7 @@
 #   demo:  the demo command as written; its output must show every generated sample read in each
 #          epoch and `mmfs stats` printed.
 #   tests: the test command with MMFS_BUILDS=release MMFS_CTEST_LABEL=unit: it installs all
-#          its packages, builds the release preset (tests included), runs the unit tests and the
+#          its packages, makes the release build (tests included), runs the unit tests and the
 #          package and install tests (.deb built, installed, mounted from fstab, purged;
 #          `cmake --install` into a prefix, run from there). The mount tests, the sanitizer
 #          builds and the fuzzers run on the CI machine itself, after the same install step.
@@ -71,7 +71,13 @@ cleanup() {
   # Every mount under the root, deepest first, then the root itself.
   awk -v r="$root" '$2 == r || index($2, r "/") == 1 {print $2}' /proc/mounts | sort -r |
     while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  rm -rf "$run"
+  # Never delete through a mount still attached (/dev, the machine's apt cache): stop instead.
+  if awk -v r="$root" '$2 == r || index($2, r "/") == 1 {found = 1} END {exit !found}' /proc/mounts; then
+    echo "fresh-check: mounts under $root are still attached; $run left in place" >&2
+    run=""
+    return 1
+  fi
+  rm -rf --one-file-system "$run"
   run=""
 }
 trap cleanup EXIT

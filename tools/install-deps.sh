@@ -40,7 +40,7 @@ tests=(
   help2man man-db file dpkg-dev bash-completion
   # mmfs stats --plot draws with gnuplot
   gnuplot-nox
-  # libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
+  # clang: the ASan+UBSan build and the libFuzzer targets (tests/fuzz), and its sanitizer runtimes
   clang libclang-rt-14-dev
   # clients the tests read the mount with, and what the tests run them with
   diffutils findutils util-linux mount tar gzip fio

@@ -42,11 +42,17 @@ for stage in $stages; do
     release | asan | tsan)
       if [[ $stage == release ]]; then
         # Exactly what a packager types (no preset), plus warnings as errors.
-        cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DMMFS_WERROR=ON > /dev/null
-        cmake --build build/release -j "$jobs"
+        cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DMMFS_WERROR=ON > /dev/null &&
+          cmake --build build/release -j "$jobs" || result=FAILED
       else
-        cmake --preset "$stage" > /dev/null
-        cmake --build --preset "$stage" -j "$jobs"
+        cmake --preset "$stage" > /dev/null && cmake --build --preset "$stage" -j "$jobs" ||
+          result=FAILED
+      fi
+      if [[ $result == FAILED ]]; then
+        echo "=== FAILED: the $stage build"
+        status=1
+        timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) "$result")")
+        continue
       fi
       case "$stage" in
         asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;

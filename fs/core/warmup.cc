@@ -126,8 +126,9 @@ void Warmup::Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& bat
     tier->Insert(e.index, blob);
     loaded.insert(e.index);
     if (tier->Contains(e.index)) {
-      done_.fetch_add(1, std::memory_order_relaxed);
+      // Bytes first, then the file (release): a snapshot that counts the file has its bytes.
       bytes_.fetch_add(e.size(), std::memory_order_relaxed);
+      done_.fetch_add(1, std::memory_order_release);
     } else {
       rejected_.fetch_add(1, std::memory_order_relaxed);  // the tier is full
     }
@@ -147,7 +148,7 @@ void Warmup::Stats(WarmupStats* out) const {
     out->last_sync = last_sync_;
   }
   out->requested = requested_.load(std::memory_order_relaxed);
-  out->done = done_.load(std::memory_order_relaxed);
+  out->done = done_.load(std::memory_order_acquire);
   out->bytes = bytes_.load(std::memory_order_relaxed);
   out->skipped = skipped_.load(std::memory_order_relaxed);
   out->rejected = rejected_.load(std::memory_order_relaxed);

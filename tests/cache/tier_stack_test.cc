@@ -64,7 +64,8 @@ TEST(TierStackTest, ErrorsNameTheTier) {
       << cluster.status().ToString();
   EXPECT_NE(cluster.status().message().find("'not a server' is not HOST:PORT"), std::string::npos)
       << cluster.status().ToString();
-  for (const char* bad : {"host:", ":11211", "host:0", "host:70000", "host:12x"}) {
+  for (const char* bad :
+       {"host:", ":11211", "host:0", "host:70000", "host:12x", "host: 80", "host:+80"}) {
     TierStackOptions b;
     b.cluster_servers = {bad};
     EXPECT_FALSE(BuildTierStack(b).ok()) << bad;

@@ -201,8 +201,9 @@ TEST_F(ViewBuilderTest, TheSameViewForAnyThreadCount) {
             FileBytes(tmp_ / "three/views/64/shard-00000.mdb"));
 }
 
-// --view-quality reaches the encoder and the view's manifest: the same images at quality 40 take
-// fewer bytes than at 95, and each view records the quality it was built with.
+// The quality asked for (ViewOptions::quality, what --view-quality sets) reaches the encoder and
+// the view's manifest: the same images at quality 40 take fewer bytes than at 95, and each view
+// records the quality it was built with.
 TEST_F(ViewBuilderTest, TheQualityAskedForIsUsedAndRecorded) {
   for (int i = 0; i < 8; ++i) {
     testing::WriteFile(tmp_ / ("src/d/" + std::to_string(100 + i) + ".jpg"),
