@@ -51,10 +51,6 @@ uint64_t LoadU64(const char* p) {
   return v;
 }
 
-}  // namespace
-
-namespace {
-
 // "HOST:PORT" split in two; false unless HOST is non-empty and PORT is 1..65535 and nothing else.
 bool SplitHostPort(const std::string& item, std::string* host, in_port_t* port) {
   size_t colon = item.rfind(':');
@@ -65,7 +61,7 @@ bool SplitHostPort(const std::string& item, std::string* host, in_port_t* port) 
   }
   char* rest = nullptr;
   long value = std::strtol(item.c_str() + colon + 1, &rest, 10);
-  if (value <= 0 || value > 65535 || *rest != '\0' || rest == item.c_str() + colon + 1) return false;
+  if (value <= 0 || value > 65535 || *rest != '\0') return false;
   *host = item.substr(0, colon);
   *port = static_cast<in_port_t>(value);
   return true;

@@ -72,7 +72,8 @@ cleanup() {
   awk -v r="$root" '$2 == r || index($2, r "/") == 1 {print $2}' /proc/mounts | sort -r |
     while read -r m; do umount -l "$m" 2>/dev/null || true; done
   # Never delete through a mount still attached (/dev, the machine's apt cache): stop instead.
-  if awk -v r="$root" '$2 == r || index($2, r "/") == 1 {found = 1} END {exit !found}' /proc/mounts; then
+  if awk -v r="$root" '$2 == r || index($2, r "/") == 1 {f = 1} END {exit !f}' /proc/mounts
+  then
     echo "fresh-check: mounts under $root are still attached; $run left in place" >&2
     run=""
     return 1

@@ -50,9 +50,9 @@ for stage in $stages; do
       fi
       if [[ $result == FAILED ]]; then
         echo "=== FAILED: the $stage build"
+        timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) FAILED)")
         status=1
-        timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) "$result")")
-        continue
+        continue  # no tests without a build
       fi
       case "$stage" in
         asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
@@ -66,9 +66,12 @@ for stage in $stages; do
       fi
       ;;
     fuzz)
-      cmake --preset fuzz -DMMFS_FUZZ_SECONDS="${MMFS_FUZZ_SECONDS:-30}" > /dev/null
-      cmake --build --preset fuzz -j "$jobs"
-      run_ctest fuzz || { echo "=== FAILED: fuzz targets"; result=FAILED; }
+      if cmake --preset fuzz -DMMFS_FUZZ_SECONDS="${MMFS_FUZZ_SECONDS:-30}" > /dev/null &&
+        cmake --build --preset fuzz -j "$jobs"; then
+        run_ctest fuzz || { echo "=== FAILED: fuzz targets"; result=FAILED; }
+      else
+        echo "=== FAILED: the fuzz build"; result=FAILED
+      fi
       ;;
     fresh)
       bash tools/fresh-check.sh || { echo "=== FAILED: fresh-root check"; result=FAILED; }
