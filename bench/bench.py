@@ -3,6 +3,7 @@
 
 Run as root from the repository (after `bash tools/install-deps.sh --bench` and a release build):
     /usr/bin/python3 bench/bench.py [--samples 20000] [--repeats 3] [--throttle] [--million]
+    /usr/bin/python3 bench/bench.py --extents     (issue 20's figures only, ~15 min)
 
 Every figure is the median of --repeats runs, reported as seconds and as a ratio to the native
 folder measured in the same run (ratio = native time / peer time: above 1 is faster than native).
@@ -19,6 +20,7 @@ import os
 import platform
 import re
 import shutil
+import shlex
 import signal
 import statistics
 import subprocess
@@ -38,6 +40,26 @@ WORKLOADS = os.path.join(HERE, "workloads.py")
 PROFILES = {  # slow origins: (bytes/s, read IOPS)
     "cloud-volume": (125_000_000, 3000),
     "hard-disk": (200_000_000, 300),
+    # An object store behind a block interface: plenty of bandwidth, tens of ms per request.
+    "slow-object-store": (400_000_000, 50),
+}
+# The profiles of --throttle's peer table. Not slow-object-store: at 50 IOPS the native folder's
+# in-order read alone (40,000 files at 20,000 samples) would take over ten minutes; --extents
+# uses it with time limits.
+PEER_TABLE_PROFILES = ("cloud-volume", "hard-disk")
+
+# What --extents throttles its emulated SSD to (see EmulatedSsd): a SATA-class local SSD, so
+# that the SSD tier is not served at RAM speed. Not an origin profile, hence not in PROFILES.
+LOCAL_SSD = (500_000_000, 20_000)
+
+# The mmfs sides of --extents by role, (label, mount options), kept here so that a variant of the
+# policy is one edit (or --extents-mmfs ROLE=OPTIONS) away: "off" reads one sample per origin
+# read, as before issue 20; "auto" is the policy under test. The options are passed explicitly,
+# not left to the default, so that a binary without them fails instead of being measured as
+# "auto". Each part adds its own tier sizes (--ram-cache, --cache-dir) after these.
+EXTENTS_MMFS = {
+    "off": ("mmfs extents=off", ["-o", "extents=off"]),
+    "auto": ("mmfs extents=auto", ["-o", "extents=auto"]),
 }
 
 
@@ -123,25 +145,46 @@ class V1Cgroup:
         os.rmdir(self.path)
 
 
-class Throttle(V1Cgroup):
-    """Limits reads from the device holding `path` (blkio.throttle.*)."""
+def device_of(path):
+    st = os.stat(path)
+    return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
 
-    def __init__(self, path, bps, iops):
+
+class Throttle(V1Cgroup):
+    """Limits reads from the device holding `path` (blkio.throttle.*), and from the devices of
+    `also`, (path, bps, iops) each. The limits are per device: a directory on another device
+    (an SSD tier's) is not slowed by the origin's. bps = iops = 0 sets no limit but still counts
+    the cgroup's reads (reads())."""
+
+    def __init__(self, path, bps, iops, also=()):
         super().__init__("blkio")
-        st = os.stat(path)
-        self.dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        self.dev = device_of(path)
         self.bps, self.iops = bps, iops
+        self.limits = [(self.dev, bps, iops)] + [(device_of(p), b, i) for p, b, i in also]
 
     def __enter__(self):
         os.makedirs(self.path, exist_ok=True)
-        self.write("blkio.throttle.read_bps_device", f"{self.dev} {self.bps}")
-        self.write("blkio.throttle.read_iops_device", f"{self.dev} {self.iops}")
+        for dev, bps, iops in self.limits:
+            self.write("blkio.throttle.read_bps_device", f"{dev} {bps}")
+            self.write("blkio.throttle.read_iops_device", f"{dev} {iops}")
         return self
 
     def __exit__(self, *exc):
-        self.write("blkio.throttle.read_bps_device", f"{self.dev} 0")
-        self.write("blkio.throttle.read_iops_device", f"{self.dev} 0")
+        for dev, _, _ in self.limits:
+            self.write("blkio.throttle.read_bps_device", f"{dev} 0")
+            self.write("blkio.throttle.read_iops_device", f"{dev} 0")
         self.remove()
+
+    def reads(self, dev=None):
+        """(bytes, requests) the cgroup's processes have read from `dev` (the origin's by
+        default) so far."""
+        dev = dev or self.dev
+        out = []
+        for name in ("blkio.throttle.io_service_bytes", "blkio.throttle.io_serviced"):
+            with open(f"{self.path}/{name}") as f:
+                out.append(next((int(p[2]) for p in (line.split() for line in f)
+                                 if len(p) == 3 and p[0] == dev and p[1] == "Read"), 0))
+        return tuple(out)
 
 
 class Peer:
@@ -732,6 +775,431 @@ def million(args):
     return res
 
 
+class EmulatedSsd:
+    """Where --extents puts the SSD tier when no --ssd-dir is given.
+
+    The throttle is per block device and this VM has one disk (vda), which holds the origin, the
+    repository and /tmp alike: an SSD tier there would be throttled as the origin is, and one on
+    tmpfs would never leave RAM (drop_caches does not drop tmpfs pages). So the tier gets a
+    block device of its own: ext4 on a loop device over a file in /dev/shm. Its page cache is
+    dropped with the others, its reads are block I/O on a device the origin's limits do not
+    cover, and they are throttled to LOCAL_SSD so that the tier costs what a SATA-class SSD
+    would rather than a memcpy. The file's pages take RAM (about the dataset's size).
+    """
+
+    def __init__(self, work, size):
+        self.image = "/dev/shm/mmfs-bench-ssd.img"
+        self.path = os.path.join(work, "ssd")
+        self.size = size
+        self.loop = None
+        self.throttled = True
+
+    def _detach(self):
+        if is_mounted(self.path):
+            run(["umount", self.path])
+        if os.path.exists(self.image):
+            # A loop device left by an interrupted run still holds the file.
+            for line in run(["losetup", "-j", self.image], check=False).stdout.splitlines():
+                run(["losetup", "-d", line.split(":")[0]], check=False)
+            os.remove(self.image)
+
+    def __enter__(self):
+        self._detach()
+        with open(self.image, "wb") as f:
+            f.truncate(self.size)
+        self.loop = run(["losetup", "--find", "--show", self.image]).stdout.strip()
+        # Inode tables and journal written now, not by ext4lazyinit during the measured epochs.
+        run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.loop])
+        os.makedirs(self.path, exist_ok=True)
+        run(["mount", self.loop, self.path])
+        return self
+
+    def __exit__(self, *exc):
+        self._detach()
+
+
+class GivenSsd:
+    """--ssd-dir: a directory on a real local SSD, used as it is and not throttled."""
+
+    def __init__(self, path):
+        self.path = path
+        self.throttled = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+def mmfs_extents_stats(root):
+    """What the extents policy needs to be judged, from a mount's stats: origin reads (with the
+    cost model), readahead, the tiers, and any top-level section about extents or neighbours
+    (named by the daemon, which this bench does not want to guess)."""
+    try:
+        with open(os.path.join(root, ".mmfs", "stats")) as f:
+            s = json.load(f)
+    except (OSError, ValueError):
+        return None
+    keep = {"origin": s.get("origin"), "readahead": {k: s.get("readahead", {}).get(k)
+                                                     for k in ("reads", "bytes")},
+            "tiers": s.get("cache", {}).get("tiers")}
+    keep.update({k: v for k, v in s.items() if "extent" in k or "neighbo" in k
+                 or "probation" in k})
+    return keep
+
+
+class Extents:
+    """--extents: first epochs from slow origins (issue 20), every figure as a ratio to the
+    native folder measured in the same run.
+
+    Every run is cold: the FUSE daemon stopped, the page cache dropped, the daemon started, then
+    the origin throttled (the daemon for FUSE peers, the reader for the native folder) and the
+    workload run. Random reads run for a fixed time (--extents-seconds) and report files/s; an
+    epoch of the native folder or of extents=off, whose rate stays about the same through an
+    epoch, is cut at --extents-epoch-seconds and extrapolated from the rate of the window's
+    second half (workloads.py --seconds); mmfs extents=auto always reads its epochs to the end.
+    """
+
+    def __init__(self, args, src, image, dataset, filelist):
+        self.args, self.src, self.image, self.dataset, self.filelist = (
+            args, src, image, dataset, filelist)
+        self.size = dir_bytes(src)
+        self.roles = {role: (label, list(options)) for role, (label, options)
+                      in EXTENTS_MMFS.items()}
+        for spec in args.extents_mmfs:
+            role, _, opts = spec.partition("=")
+            if role not in self.roles:
+                sys.exit(f"--extents-mmfs {spec}: the roles are {', '.join(self.roles)}")
+            self.roles[role] = (f"mmfs {opts}".strip(), opts.split())
+        if args.drop_extents_option:
+            for role, (label, options) in self.roles.items():
+                self.roles[role] = (label, drop_extents(options))
+        self.label = {role: label for role, (label, _) in self.roles.items()}
+
+    def mmfs(self, role, extra=()):
+        label, options = self.roles[role]
+        peer = Mmfs(self.args.work, self.dataset, None, options + list(extra), name=label)
+        peer.root = os.path.join(self.args.work, f"mnt-extents-{role}")
+        return peer
+
+    def native(self):
+        return Native(self.args.work, self.src)
+
+    def throttle(self, profile, ssd=None):
+        """The blkio cgroup of a run: the profile's limits on the origin's device (none when
+        unthrottled, to count the reads all the same), plus LOCAL_SSD on an emulated SSD's."""
+        bps, iops = PROFILES[profile] if profile else (0, 0)
+        also = [(ssd.path,) + LOCAL_SSD] if ssd is not None and ssd.throttled else []
+        return Throttle(self.src, bps, iops, also)
+
+    def cold(self, peer, loader):
+        peer.stop()
+        drop_caches()
+        if loader:
+            # Python and torch from the page cache, as on a training host (see measure()).
+            run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
+        peer.start()
+
+    def timed(self, peer, name, extra, throttle, ssd=None):
+        """One workload inside `throttle`, with the origin's (and SSD's) reads it caused."""
+        if peer.fuse:
+            throttle.add(peer.daemon_pid())
+        if ssd is not None and device_of(ssd.path).startswith("0:"):
+            ssd = None  # a --ssd-dir on tmpfs: no block device whose reads could be counted
+        b0, n0 = throttle.reads()
+        s0 = throttle.reads(device_of(ssd.path)) if ssd is not None else (0, 0)
+        r = workload(peer, name, self.filelist, extra, None if peer.fuse else throttle)
+        b1, n1 = throttle.reads()
+        r.update(origin_bytes=b1 - b0, origin_reads=n1 - n0)
+        if ssd is not None:
+            s1 = throttle.reads(device_of(ssd.path))
+            r.update(ssd_bytes=s1[0] - s0[0], ssd_reads=s1[1] - s0[1])
+        if isinstance(peer, Mmfs):
+            r["mmfs_stats"] = mmfs_extents_stats(peer.root)
+        return r
+
+    def randread(self, peer, profile, seed):
+        self.cold(peer, loader=False)
+        try:
+            with self.throttle(profile) as throttle:
+                r = self.timed(peer, "randread", ("--procs", "1", "--seed", str(seed),
+                                                  "--seconds", str(self.args.extents_seconds)),
+                               throttle)
+        finally:
+            peer.stop()
+        r["per_second"] = r["files_per_second"]
+        log(f"  extents randread {profile or 'unthrottled':17s} {peer.name:22s} "
+            f"{r['files_per_second']:8.1f} files/s ({r['files']} files in {r['seconds']:.1f} s, "
+            f"{r['origin_reads']} origin reads, {r['origin_bytes'] / 1e6:.0f} MB)")
+        return r
+
+    def epochs(self, peer, profile, n=1, ssd=None, limited=False):
+        """n shuffled raw DataLoader epochs (seeds 0..n-1) on one daemon, the page cache dropped
+        before each (a dataset larger than the memory the kernel could keep for it); the
+        daemon's own tiers stay."""
+        self.cold(peer, loader=True)
+        cut = self.args.extents_epoch_seconds
+        extra = ("--seconds", str(cut)) if limited and cut > 0 else ()
+        runs = []
+        try:
+            with self.throttle(profile, ssd) as throttle:
+                for e in range(n):
+                    if e:
+                        drop_caches()
+                        run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
+                    r = self.timed(peer, "loader-raw", ("--seed", str(e)) + extra, throttle, ssd)
+                    r["epoch"] = e + 1
+                    r["estimated"] = bool(r.get("partial_epochs"))
+                    runs.append(r)
+                    log(f"  extents epoch {e + 1} {profile or 'unthrottled':17s} {peer.name:22s} "
+                        f"{r['epoch_seconds'][0]:8.2f} s{' (estimated)' if r['estimated'] else ''}"
+                        f", {r['origin_reads']} origin reads, {r['origin_bytes'] / 1e6:.0f} MB"
+                        + (f", SSD {r['ssd_bytes'] / 1e6:.0f} MB" if ssd is not None else ""))
+        finally:
+            peer.stop()
+        return runs
+
+    @staticmethod
+    def median_of(runs, key):
+        med = statistics.median(r[key] for r in runs)
+        best = dict(min(runs, key=lambda r: abs(r[key] - med)))
+        best[key] = med
+        best["runs"] = [r[key] for r in runs]
+        return best
+
+    def cold_randreads(self, profile, sides, repeats):
+        """sides: {label: peer}; repeats taken in turn over the sides (same seed per turn)."""
+        runs = {label: [] for label in sides}
+        for r in range(repeats):
+            for label, peer in sides.items():
+                runs[label].append(self.randread(peer, profile, seed=r))
+        return {label: self.median_of(rs, "per_second") for label, rs in runs.items()}
+
+    def part_a(self, repeats):
+        sq = SquashfuseLL(self.args.work, self.image, None)
+        sides = {"native": self.native(), "squashfuse_ll": sq,
+                 self.label["off"]: self.mmfs("off"), self.label["auto"]: self.mmfs("auto")}
+        res = self.cold_randreads("hard-disk", sides, repeats)
+        res["_part"] = {"part": "a", "kind": "randread", "profile": "hard-disk",
+                        "title": f"Cold random whole-file reads, 1 process, "
+                                 f"{self.args.extents_seconds:g} s, hard-disk origin",
+                        "targets": [[self.label["auto"], "squashfuse_ll", 1.5],
+                                    [self.label["auto"], "native", 8]]}
+        return res
+
+    def part_bc(self, parts, repeats):
+        ram_all = str(int(self.size * 1.5))
+        ram_tenth = str(self.size // 10)
+        rows = []
+        # The native folder has no tier: its epochs 1 and 2 (page cache dropped before each)
+        # serve part b and part c alike, so they are run once.
+        native = [self.epochs(self.native(), "hard-disk", 2 if "c" in parts else 1,
+                              limited=True) for _ in range(repeats)]
+
+        def epoch_res(runs_per_repeat, e):
+            rs = [runs[e] for runs in runs_per_repeat]
+            for r in rs:
+                r["seconds"] = r["epoch_seconds"][0]
+            return self.median_of(rs, "seconds")
+        if "b" in parts:
+            res = {"native": {"epochs": [epoch_res(native, 0)]}}
+            for role in ("off", "auto"):
+                peer = self.mmfs(role, ["--ram-cache", ram_all])
+                runs = [self.epochs(peer, "hard-disk", 1, limited=role == "off")
+                        for _ in range(repeats)]
+                res[self.label[role]] = {"epochs": [epoch_res(runs, 0)], "ram_cache": ram_all}
+            res["_part"] = {"part": "b", "kind": "epochs", "profile": "hard-disk",
+                            "title": "A first shuffled raw DataLoader epoch (2 workers), hard-disk "
+                                     "origin, RAM tier 1.5x the dataset, no SSD tier",
+                            "targets": [[self.label["auto"], "native", 5, 0]]}
+            rows.append(("loader-raw epoch 1", "extents, b", res))
+        if "c" in parts:
+            res = {"native": {"epochs": [epoch_res(native, 0), epoch_res(native, 1)]}}
+            with self.ssd_context() as ssd:
+                tier = os.path.join(ssd.path, "mmfs-bench-tier")
+                runs = []
+                for _ in range(repeats):
+                    # Epoch 1 starts from an empty SSD tier, as on a fresh training host.
+                    shutil.rmtree(tier, ignore_errors=True)
+                    os.makedirs(tier)
+                    peer = self.mmfs("auto", ["--ram-cache", ram_tenth, "--cache-dir", tier,
+                                              "--ssd-cache", str(int(self.size * 1.25))])
+                    runs.append(self.epochs(peer, "hard-disk", 2, ssd=ssd))
+                shutil.rmtree(tier, ignore_errors=True)
+                res[self.label["auto"]] = {"epochs": [epoch_res(runs, 0), epoch_res(runs, 1)],
+                                           "ram_cache": ram_tenth}
+            ssd_text = (f"SSD tier on ext4 over a loop device in /dev/shm, throttled to "
+                        f"{LOCAL_SSD[0] / 1e6:.0f} MB/s and {LOCAL_SSD[1]} read IOPS"
+                        if ssd.throttled else f"SSD tier in {ssd.path} (not throttled)")
+            res["_part"] = {"part": "c", "kind": "epochs", "profile": "hard-disk",
+                            "title": "Epochs 1 and 2 (page cache dropped before each), hard-disk "
+                                     f"origin, RAM tier a tenth of the dataset, {ssd_text}",
+                            "targets": [[self.label["auto"], "native", 5, 1]]}
+            rows.append(("loader-raw epochs 1-2", "extents, c", res))
+        return rows
+
+    def ssd_context(self):
+        if self.args.ssd_dir:
+            if device_of(self.args.ssd_dir) == device_of(self.src):
+                sys.exit(f"--ssd-dir {self.args.ssd_dir} is on the origin's device "
+                         f"({device_of(self.src)}), which the throttle limits")
+            return GivenSsd(self.args.ssd_dir)
+        return EmulatedSsd(self.args.work, int(self.size * 1.5) + (256 << 20))
+
+    def part_d(self, repeats):
+        """Where extents must not pay: a bandwidth-bound origin and the local disk. Native once
+        per turn (the ratio's base), then off and auto taken in turn so that drift spreads over
+        both."""
+        ram_all = str(int(self.size * 1.5))
+        res = {}
+        for profile in ("cloud-volume", None):
+            name = profile or "unthrottled"
+            rr = {"native": [], self.label["off"]: [], self.label["auto"]: []}
+            ep = {k: [] for k in rr}
+            for r in range(repeats):
+                for label, peer in (("native", self.native()),
+                                    (self.label["off"], self.mmfs("off")),
+                                    (self.label["auto"], self.mmfs("auto"))):
+                    if label == "native" and r:
+                        continue  # one native run per figure is its base; noise is off vs auto
+                    rr[label].append(self.randread(peer, profile, seed=r))
+                    if isinstance(peer, Mmfs):
+                        peer = self.mmfs("off" if label == self.label["off"] else "auto",
+                                         ["--ram-cache", ram_all])
+                    e = self.epochs(peer, profile, 1)[0]
+                    e["seconds"] = e["epoch_seconds"][0]
+                    ep[label].append(e)
+            res[name] = {"randread": {k: self.median_of(v, "per_second") for k, v in rr.items()},
+                         "epoch": {k: self.median_of(v, "seconds") for k, v in ep.items()}}
+        res["_part"] = {"part": "d", "kind": "noise",
+                        "title": "Where extents must not cost: cloud-volume origin and "
+                                 "unthrottled, cold random reads "
+                                 f"({self.args.extents_seconds:g} s at most) and a first epoch "
+                                 "(RAM tier 1.5x the dataset)"}
+        return res
+
+    def part_e(self, repeats):
+        sides = {"native": self.native(), self.label["off"]: self.mmfs("off"),
+                 self.label["auto"]: self.mmfs("auto")}
+        res = self.cold_randreads("slow-object-store", sides, repeats)
+        res["_part"] = {"part": "e", "kind": "randread", "profile": "slow-object-store",
+                        "title": f"Cold random whole-file reads, 1 process, "
+                                 f"{self.args.extents_seconds:g} s, slow-object-store origin",
+                        "targets": []}
+        return res
+
+    def figures(self):
+        parts = set(self.args.extents_parts.split(","))
+        repeats = self.args.extents_repeats
+        rows = []
+        if "a" in parts:
+            rows.append(("randread x1", "extents, a", self.part_a(repeats)))
+        if parts & {"b", "c"}:
+            rows += self.part_bc(parts, repeats)
+        if "d" in parts:
+            rows.append(("randread x1 and loader-raw epoch 1", "extents, d",
+                         self.part_d(max(2, repeats))))
+        if "e" in parts:
+            rows.append(("randread x1", "extents, e", self.part_e(repeats)))
+        return rows
+
+
+def drop_extents(options):
+    """The options without -o extents=... (alone or in a comma list): for a binary that does not
+    know the option yet, so that the bench runs end to end with today's read path on every mmfs
+    side."""
+    out, i = [], 0
+    while i < len(options):
+        if options[i] == "-o" and i + 1 < len(options):
+            kept = [o for o in options[i + 1].split(",") if not o.startswith("extents=")]
+            if kept:
+                out += ["-o", ",".join(kept)]
+            i += 2
+        else:
+            out.append(options[i])
+            i += 1
+    return out
+
+
+def extents_tables(rows, meta):
+    """The --extents figures as markdown: one table per part, targets checked below each."""
+    lines = []
+    if meta.get("drop_extents_option"):
+        lines += ["", "**-o extents was dropped (--drop-extents-option): every mmfs side is the "
+                  "same mount with today's read path; the sides differ only in name.**"]
+
+    def fmt_ratio(x):
+        return f"{x:.2f}x" if x else "-"
+    for label, mode, res in rows:
+        part = res["_part"]
+        sides = {k: v for k, v in res.items() if not k.startswith("_")}
+        lines += ["", f"**{part['part']}. {part['title']}**", ""]
+        if part["kind"] == "randread":
+            base = sides.get("native", {}).get("per_second")
+            lines += ["| side | files/s | vs native | runs | origin reads per file | origin MB |",
+                      "|---|---|---|---|---|---|"]
+            for k, v in sides.items():
+                per_file = v["origin_reads"] / v["files"] if v.get("files") else 0
+                lines.append(f"| {k} | {v['per_second']:.0f} | "
+                             f"{fmt_ratio(v['per_second'] / base if base else None)} | "
+                             + ", ".join(f"{x:.0f}" for x in v["runs"])
+                             + f" | {per_file:.2f} | {v['origin_bytes'] / 1e6:.0f} |")
+            for side, ref, factor in part.get("targets", []):
+                if side in sides and ref in sides:
+                    got = sides[side]["per_second"] / sides[ref]["per_second"]
+                    lines.append(f"\nTarget: {side} >= {factor:g}x {ref}: {got:.2f}x, "
+                                 f"{'met' if got >= factor else 'not met'}.")
+        elif part["kind"] == "epochs":
+            n = max(len(v["epochs"]) for v in sides.values())
+            head = "| side | " + " | ".join(f"epoch {e + 1} (s) | vs native" for e in range(n))
+            lines += [head + " | origin MB per epoch | SSD MB per epoch |",
+                      "|---|" + "---|---|" * n + "---|---|"]
+            base = [e["seconds"] for e in sides["native"]["epochs"]] if "native" in sides else []
+            for k, v in sides.items():
+                cells = []
+                for e, r in enumerate(v["epochs"]):
+                    est = "~" if r.get("estimated") else ""
+                    ratio = base[e] / r["seconds"] if e < len(base) and r["seconds"] else None
+                    cells += [f"{est}{r['seconds']:.1f}", fmt_ratio(ratio)]
+                cells += ["", ""] * (n - len(v["epochs"]))
+                origin = " / ".join(f"{r['origin_bytes'] / 1e6:.0f}" for r in v["epochs"])
+                ssd = " / ".join(f"{r['ssd_bytes'] / 1e6:.0f}" for r in v["epochs"]
+                                 if "ssd_bytes" in r) or "-"
+                lines.append(f"| {k} | " + " | ".join(cells) + f" | {origin} | {ssd} |")
+            if any(r.get("estimated") for v in sides.values() for r in v["epochs"]):
+                lines.append("\n~: the epoch was cut at --extents-epoch-seconds and its length "
+                             "extrapolated from the rate of the window's second half "
+                             "(workloads.py --seconds); origin MB are for the part read.")
+            for side, ref, factor, e in part.get("targets", []):
+                if side in sides and ref in sides:
+                    got = sides[ref]["epochs"][e]["seconds"] / sides[side]["epochs"][e]["seconds"]
+                    lines.append(f"\nTarget: {side} epoch {e + 1} >= {factor:g}x {ref}: "
+                                 f"{got:.2f}x, {'met' if got >= factor else 'not met'}.")
+        elif part["kind"] == "noise":
+            names = list(next(iter(sides.values()))["randread"])
+            lines += ["| origin | workload | " + " | ".join(names) + " | auto vs off |",
+                      "|---|---|" + "---|" * len(names) + "---|"]
+            for origin, figs in sides.items():
+                for wl, key, unit in (("randread", "per_second", "files/s"),
+                                      ("epoch", "seconds", "s")):
+                    r = figs[wl]
+                    base = r["native"][key]
+                    cells = []
+                    for nm in names:
+                        x = r[nm][key]
+                        ratio = x / base if key == "per_second" else base / x
+                        digits = 0 if key == "per_second" else 2
+                        runs = ", ".join(f"{y:.{digits}f}" for y in r[nm]["runs"])
+                        cells.append(f"{x:.{digits}f} {unit} ({ratio:.2f}x; {runs})")
+                    off, auto = (r[nm][key] for nm in names[1:3])
+                    vs = auto / off if key == "per_second" else off / auto
+                    lines.append(f"| {origin} | {wl} | " + " | ".join(cells) + f" | {vs:.2f}x |")
+            lines.append("\nTarget: auto no slower than off, within noise (compare 'auto vs off' "
+                         "with the spread of each side's runs).")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--samples", type=int, default=20000)
@@ -770,8 +1238,42 @@ def main():
     ap.add_argument("--mmfs-option", action="append", default=[],
                     help="an extra argument for mmfs mount in --million (repeat it): -o "
                          "opendir=on, ...")
+    ap.add_argument("--extents", action="store_true",
+                    help="only the extents figures (issue 20), every run cold, ratios to the "
+                         "native folder:\n"
+                         "  a. hard-disk, random reads for --extents-seconds: native,\n"
+                         "     squashfuse_ll, mmfs extents=off, extents=auto (files/s)\n"
+                         "  b. hard-disk, a first shuffled loader-raw epoch, RAM tier 1.5x the\n"
+                         "     dataset: native, off, auto\n"
+                         "  c. hard-disk, epochs 1 and 2 with an SSD tier (--ssd-dir, or an\n"
+                         "     emulated SSD) and the RAM tier at a tenth: native, auto\n"
+                         "  d. cloud-volume and unthrottled, random reads and a first epoch:\n"
+                         "     native, off, auto (auto must not be slower than off)\n"
+                         "  e. slow-object-store, random reads: native, off, auto\n"
+                         "about 15 minutes at --samples 20000")
+    ap.add_argument("--extents-parts", default="a,b,c,d,e",
+                    help="with --extents: which parts to run (comma-separated)")
+    ap.add_argument("--extents-seconds", type=float, default=30,
+                    help="with --extents: how long each random-read run lasts")
+    ap.add_argument("--extents-epoch-seconds", type=float, default=60,
+                    help="with --extents: where the native folder's and extents=off's "
+                         "hard-disk epochs are cut and extrapolated from their late rate "
+                         "(about steady); 0 reads them whole")
+    ap.add_argument("--extents-repeats", type=int, default=1,
+                    help="with --extents: runs per figure (the median); part d takes at least 2")
+    ap.add_argument("--extents-mmfs", action="append", default=[], metavar="ROLE=OPTIONS",
+                    help="with --extents: the mount options of role off or auto instead of "
+                         "EXTENTS_MMFS's, e.g. --extents-mmfs 'auto=-o extents=1M'")
+    ap.add_argument("--drop-extents-option", action="store_true",
+                    help="with --extents: leave -o extents=... out of every mount, for a binary "
+                         "without the option (a smoke test of the bench itself)")
+    ap.add_argument("--ssd-dir",
+                    help="with --extents: the SSD tier's directory for part c, on a local SSD "
+                         "that is not the origin's device (default: an emulated SSD, ext4 on a "
+                         "loop device over /dev/shm, throttled to LOCAL_SSD)")
     ap.add_argument("--report", help="only rewrite latest.md from this results .jsonl file")
     args = ap.parse_args()
+    args.command = shlex.join([sys.executable] + sys.argv)
     if args.report:
         return report_from_jsonl(args.report)
     if os.geteuid() != 0:
@@ -790,6 +1292,21 @@ def main():
                          datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ"))
         return
     src, filelist, image, sq_seconds, dataset, mmfs_seconds = prepare(args, args.work)
+    if args.extents:
+        started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ")
+        if not shutil.which("squashfuse_ll") and "a" in args.extents_parts.split(","):
+            sys.exit("--extents needs squashfuse_ll: bash tools/install-deps.sh --bench")
+        origin = device_of(src)
+        try:
+            with open(f"/sys/dev/block/{origin}/queue/read_ahead_kb") as f:
+                read_ahead = int(f.read())
+        except OSError:
+            read_ahead = None
+        args.extents_meta = {"drop_extents_option": args.drop_extents_option,
+                             "repeats": args.extents_repeats,
+                             "origin_device": origin, "origin_read_ahead_kb": read_ahead}
+        write_report(args, [], Extents(args, src, image, dataset, filelist).figures(), started)
+        return
     all_peers = {
         "native": Native(args.work, src),
         "squashfs": KernelSquashfs(args.work, image, sq_seconds),
@@ -830,7 +1347,7 @@ def main():
             rows.append((label, "cold" if cold else "warm",
                          measure(peers, name, filelist, repeats, cold, extra)))
         if args.throttle:
-            for profile in PROFILES:
+            for profile in PEER_TABLE_PROFILES:
                 # The hard disk's 300 IOPS make random reads of every file take minutes: only
                 # the in-order read there.
                 work = [("seqread", ())] if profile == "hard-disk" else [
@@ -891,7 +1408,10 @@ def report_from_jsonl(path):
     peers = [_Recorded(p.get("name"), p.get("pack_seconds"), p.get("pack_bytes", 0))
              for p in meta.get("peers", [])] or [
         _Recorded(n, None, 0) for n in rows[0][2].keys()]
-    args = argparse.Namespace(samples=meta["samples"], repeats=meta.get("repeats", 3))
+    if all(mode.startswith("extents") for _, mode, _ in rows):
+        peers = []  # --extents: sides of its own tables, no peers
+    args = argparse.Namespace(samples=meta["samples"], repeats=meta.get("repeats", 3),
+                              command=meta.get("command"), extents_meta=meta.get("extents"))
     write_report(args, peers, rows, meta["started"])
 
 
@@ -927,15 +1447,26 @@ def write_report(args, peers, rows, started):
         for label, mode, res in rows:
             f.write(json.dumps({"started": started, "machine": machine, "samples": args.samples,
                                 "repeats": args.repeats, "workload": label, "mode": mode,
-                                "results": res,
+                                "results": res, "command": getattr(args, "command", None),
+                                "extents": getattr(args, "extents_meta", None),
                                 "peers": [{"name": p.name, "pack_seconds": p.pack_seconds,
                                            "pack_bytes": p.pack_bytes} for p in peers]}) + "\n")
     names = [p.name for p in peers]
-    lines = [f"Machine: {machine}. Date: {started}. Dataset: {args.samples} samples "
-             f"(JPEG 160-640 px + caption), median of {args.repeats}.",
-             "Cells: seconds (ratio to native: native time / peer time, above 1 is faster).", "",
-             "| workload | mode | " + " | ".join(names) + " |",
-             "|---|---|" + "---|" * len(names)]
+    extents_rows = [row for row in rows if row[1].startswith("extents")]
+    rows = [row for row in rows if not row[1].startswith("extents")]
+    meta = getattr(args, "extents_meta", None) or {}
+    repeats = (f"median of {meta.get('repeats')} (part d: of at least 2)" if extents_rows
+               else f"median of {args.repeats}")
+    lines = [f"Machine: {machine}. Date (UTC): {started}. Dataset: {args.samples} samples "
+             f"(JPEG 160-640 px + caption), {repeats}."]
+    if not extents_rows:
+        lines.append("Cells: seconds (ratio to native: native time / peer time, above 1 is "
+                     "faster).")
+    if getattr(args, "command", None):
+        lines.append(f"Command: `{args.command}`")
+    if rows or not extents_rows:  # --extents alone has no peers' table
+        lines += ["", "| workload | mode | " + " | ".join(names) + " |",
+                  "|---|---|" + "---|" * len(names)]
     for label, mode, res in rows:
         if any(k not in names for k in res):
             continue  # a configuration table of its own, below
@@ -1000,6 +1531,17 @@ def write_report(args, peers, rows, started):
         if "floor" in res:
             lines.append(f"| floor: the same epoch with every file in the RAM tier | "
                          f"{res['floor']['seconds']:.2f} | 0 | 0% |")
+    if extents_rows:
+        lines.append(f"Extents (issue 20), every run cold; origin device {meta.get('origin_device')}"
+                     f" (read_ahead_kb {meta.get('origin_read_ahead_kb')}); origin reads and MB "
+                     "as the blkio cgroup counted them.")
+        lines += extents_tables(extents_rows, meta)
+    if not peers and extents_rows:
+        text = "\n".join(lines) + "\n"
+        with open(os.path.join(out_dir, "latest.md"), "w") as f:
+            f.write(text)
+        print(text)
+        return
     lines += ["", "| peer | pack time (s) | size on disk | daemon CPU s/GB (cold randread x1) | "
               "daemon peak RSS |", "|---|---|---|---|---|"]
     cold_rr = next((res for label, mode, res in rows if label == "randread x1" and mode == "cold"),
