@@ -896,10 +896,18 @@ class Extents:
     def cold(self, peer, loader):
         peer.stop()
         drop_caches()
-        if loader:
-            # Python and torch from the page cache, as on a training host (see measure()).
-            run([PY, "-c", "import torch, torchvision, numpy, PIL.Image"])
-        peer.start()
+        # Python (and torch for a loader) from the page cache, as on a training host (see
+        # measure()): the reader of the native folder is in the throttled cgroup, and loading
+        # the interpreter from the origin's disk would count as origin reads (at 50 IOPS, more
+        # than its files'); the random reads need only the interpreter and workloads.py's modules.
+        run([PY, "-c", "import torch, torchvision, numpy, PIL.Image" if loader
+             else "import argparse, json, multiprocessing, random"])
+        try:
+            peer.start()
+        except subprocess.CalledProcessError as e:
+            # Most likely a binary from before -o extents: say so rather than show a traceback.
+            sys.exit(f"{shlex.join(e.cmd)} failed: {e.stderr.strip()[-500:]}\n(a binary without "
+                     "-o extents? --drop-extents-option runs the bench without it)")
 
     def timed(self, peer, name, extra, throttle, ssd=None):
         """One workload inside `throttle`, with the origin's (and SSD's) reads it caused."""
