@@ -3,7 +3,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,6 +128,52 @@ void ForceCleanup(const std::string& mountpoint) {
               "while read -r m; do p=${m#/run/mmfs/mmfs-front-}; kill -0 ${p%%-*} 2>/dev/null "
               "|| umount -l \"$m\"; done; true"},
              20);
+}
+
+uint64_t ProcStatusBytes(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  const std::string key = field + ":";
+  for (std::string line; std::getline(in, line);) {
+    // "VmRSS:\t   11220 kB": the kernel gives these in KiB.
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;
+  }
+  return 0;
+}
+
+uint64_t PageCacheBytes(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return 0;
+  struct stat st;
+  uint64_t bytes = 0;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    const size_t len = static_cast<size_t>(st.st_size);
+    // PROT_NONE: the mapping is never touched, so mincore only reports what is already cached.
+    void* map = ::mmap(nullptr, len, PROT_NONE, MAP_SHARED, fd, 0);
+    if (map != MAP_FAILED) {
+      const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+      std::vector<unsigned char> resident((len + page - 1) / page);
+      if (::mincore(map, len, resident.data()) == 0) {
+        for (unsigned char r : resident) bytes += (r & 1) ? page : 0;
+      }
+      ::munmap(map, len);
+    }
+  }
+  ::close(fd);
+  return bytes;
+}
+
+DaemonMemory MemoryWhenServing(pid_t pid, const std::string& mountpoint) {
+  DaemonMemory m;
+  WaitFor(
+      [&] {
+        struct statfs st;
+        if (::statfs(mountpoint.c_str(), &st) != 0) return false;
+        m = {ProcStatusBytes(pid, "VmRSS"), ProcStatusBytes(pid, "VmHWM"),
+             ProcStatusBytes(pid, "RssAnon")};
+        return m.rss > 0 && m.peak > 0;
+      },
+      30);
+  return m;
 }
 
 }  // namespace mmfs::testing

@@ -10,10 +10,27 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+// The ASan and TSan builds: their daemon carries the sanitizer's shadow memory and allocator, so
+// bounds on its memory describe the release build only (kSanitizedBuild skips them there).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MMFS_TESTS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MMFS_TESTS_SANITIZED 1
+#endif
+#endif
+
 namespace mmfs::testing {
+
+#ifdef MMFS_TESTS_SANITIZED
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
 
 class ForegroundMount {
  public:
@@ -43,5 +60,22 @@ class ForegroundMount {
 std::vector<pid_t> FindDaemons(const std::string& mountpoint);
 // Best effort: unmount `mountpoint` lazily and kill any daemon serving it.
 void ForceCleanup(const std::string& mountpoint);
+
+// A size field of /proc/PID/status ("VmRSS", "VmHWM", "RssAnon") in bytes; 0 if unreadable.
+uint64_t ProcStatusBytes(pid_t pid, const std::string& field);
+// The bytes of `path` now in the page cache, by mincore(2) over a mapping of it: nothing is
+// read and no page is brought in (fincore's way, without a process per file). 0 if it cannot
+// be mapped; an empty file has none.
+uint64_t PageCacheBytes(const std::string& path);
+
+// The memory of a mount's daemon (`pid`) once MNT answers a request (statfs, a round trip
+// through a FUSE thread, so its threads are up) and its status is readable: polled with a
+// deadline, all zero if that never happens. `peak` (VmHWM) covers everything until then.
+struct DaemonMemory {
+  uint64_t rss = 0;   // VmRSS
+  uint64_t peak = 0;  // VmHWM
+  uint64_t anon = 0;  // RssAnon: its own, not shared libraries or mapped files
+};
+DaemonMemory MemoryWhenServing(pid_t pid, const std::string& mountpoint);
 
 }  // namespace mmfs::testing
