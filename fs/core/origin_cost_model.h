@@ -14,6 +14,14 @@
 // same-sized samples read one at a time), the estimate is not `known` and nothing should depend
 // on it.
 //
+// An origin whose reads all take the same time whatever their size (the fitted slope is within
+// two standard errors of zero, or the transfer of the largest read so far is under 1% of a
+// request's time: an IOPS-throttled volume, a disk seeking for every small read) shows no slope
+// to fit: it is latency-bound as far as its reads
+// have gone. The estimate is then `latency_bound`: the latency is the mean time, the bandwidth
+// the best throughput seen (a lower bound), and the extent twice the largest read seen, so that
+// reads of that size, once made, show where the transfer starts to count.
+//
 // Thread-safety: all methods are thread-safe (one mutex, taken once per origin read).
 #pragma once
 
@@ -32,6 +40,7 @@ struct OriginCostOptions {
 
 struct OriginCostEstimate {
   bool known = false;
+  bool latency_bound = false;         // no slope seen yet: the bandwidth is a lower bound
   double latency_seconds = 0;         // per request
   double bandwidth_bytes_per_second = 0;
   uint64_t extent_bytes = 0;          // the read size that pays (min_extent while not known)
@@ -51,7 +60,9 @@ class OriginCostModel {
   const double decay_;  // per observation: 0.5^(1 / half_life)
   mutable std::mutex mu_;
   // Decayed sums over the observations (x = MiB read, y = seconds), guarded by mu_.
-  double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0;
+  double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0, yy_ = 0;
+  // Decayed maxima: the largest read (MiB) and the best throughput (MiB/s) seen.
+  double max_x_ = 0, max_rate_ = 0;
   uint64_t reads_ = 0;
 };
 
