@@ -13,10 +13,12 @@ constexpr uint64_t kMaxFixed = 64ull << 20;
 // An extent must be this many times the sample read to be worth planning: below it, an extent
 // is a sample and its neighbours, if any, are crumbs.
 constexpr uint64_t kMinGain = 4;
-// While the origin's cost is not known: one miss in this many is read as an extent of at least
-// this size, to show the model reads of another size.
-constexpr uint64_t kExploreEvery = 8;
+// Probes that show the cost model reads of another size: at least this large, one miss in
+// kFirstExploreEvery until the model first knows the origin, then rare enough that their extra
+// bytes are at most kExploreShare of the misses'.
 constexpr uint64_t kExploreBytes = 256ull << 10;
+constexpr uint64_t kFirstExploreEvery = 16;
+constexpr double kExploreShare = 0.05;
 // Area outcomes (used + wasted) folded into the used share at a time.
 constexpr uint64_t kJudgeBatch = 64;
 }  // namespace
@@ -95,22 +97,38 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
   bool probe = false;
   if (options_.mode == ExtentMode::kAuto) {
     cost = options_.cost ? options_.cost() : origin_.CostEstimate();
-    if (!cost.known) {
-      // Samples of about one size read one at a time never show the model a slope: one miss
-      // in 8 reads an extent of 8 samples (at least 256 KiB), which gives it reads of another
-      // size; once it knows, these probes stop.
-      bool explore = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        explore = ++unknown_misses_ % kExploreEvery == 0;
+    // Samples of about one size read one at a time never show the model a slope, and what it
+    // learnt fades (its weights halve every 512 reads). So: until it first knows the origin,
+    // one miss in 16 reads an extent of 8 samples (at least 256 KiB), which gives it reads of
+    // another size; once it has known, its last estimate stands while it does not, and such
+    // probes come only as often as keeps their extra bytes under kExploreShare of the misses'
+    // (1 in ~140 for 58 KB samples), to keep the estimate fresh.
+    const uint64_t explore_extent = std::max<uint64_t>(
+        kExploreBytes, (2 * kMinGain * span + kMinFixed - 1) / kMinFixed * kMinFixed);
+    bool explore = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cost.known) last_known_ = cost;
+      const bool stale = !cost.known && last_known_.known;
+      if (stale) cost = last_known_;
+      if (!cost.known || stale) {
+        const uint64_t every =
+            options_.explore_every > 0 ? options_.explore_every
+            : !cost.known
+                ? kFirstExploreEvery
+                : std::max<uint64_t>(kFirstExploreEvery,
+                                     static_cast<uint64_t>(
+                                         static_cast<double>(explore_extent - span) /
+                                         (kExploreShare * static_cast<double>(span))));
+        explore = ++unknown_misses_ % every == 0;
       }
-      if (!explore) {
-        skipped_unknown_.fetch_add(1, std::memory_order_relaxed);
-        return plan;
-      }
+    }
+    if (explore) {
       probe = true;
-      extent = std::max<uint64_t>(kExploreBytes, (2 * kMinGain * span + kMinFixed - 1) /
-                                                     kMinFixed * kMinFixed);
+      extent = explore_extent;
+    } else if (!cost.known) {
+      skipped_unknown_.fetch_add(1, std::memory_order_relaxed);
+      return plan;
     } else {
       extent = cost.extent_bytes;
       if (extent < kMinGain * span) {
@@ -130,7 +148,7 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     skipped_no_room_.fetch_add(1, std::memory_order_relaxed);
     return plan;
   }
-  if (options_.mode == ExtentMode::kAuto && cost.known && !to_ssd) {
+  if (options_.mode == ExtentMode::kAuto && cost.known && !probe && !to_ssd) {
     // A used neighbour saves a request and its transfer; a wasted one costs its transfer.
     const double transfer = cost.bandwidth_bytes_per_second > 0
                                 ? static_cast<double>(span) / cost.bandwidth_bytes_per_second
@@ -192,6 +210,10 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
   plan.files.assign(before.rbegin(), before.rend());
   plan.files.insert(plan.files.end(), members.begin(), members.end());
   plan.files.insert(plan.files.end(), after.begin(), after.end());
+  std::sort(plan.files.begin(), plan.files.end(),
+            [](const format::Entry& a, const format::Entry& b) {
+              return a.record.data_offset < b.record.data_offset;
+            });
   // Readers of the neighbours wait for this read (Take) rather than read the extent again.
   std::vector<uint64_t> keys;
   keys.reserve(before.size() + after.size());
@@ -200,8 +222,9 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
   plan.loading_ = area_.BeginLoad(keys);
   plan.owner_ = this;
   plan.to_ssd_ = to_ssd;
-  const uint64_t bytes = plan.files.back().record.data_offset + plan.files.back().size() -
-                         plan.files.front().record.data_offset;
+  uint64_t end = 0;
+  for (const auto& f : plan.files) end = std::max<uint64_t>(end, f.record.data_offset + f.size());
+  const uint64_t bytes = end - plan.files.front().record.data_offset;
   extents_.fetch_add(1, std::memory_order_relaxed);
   extent_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   last_extent_.store(bytes, std::memory_order_relaxed);

@@ -15,9 +15,11 @@
 //    neighbour saves a request (latency + its transfer), a wasted one cost its transfer, so an
 //    extent pays while the used share is above span / (span + latency x bandwidth). Below it the
 //    reader falls back to sample reads and probes with one extent every 64 misses, so it learns
-//    when the workload changes. While the cost is not known (samples of about one size read one
-//    at a time show the model no slope), one miss in 8 reads an extent of 8 samples, at least
-//    256 KiB: a probe that gives the model reads of another size, until it knows.
+//    when the workload changes. Samples of about one size read one at a time show the model no
+//    slope: until it first knows the origin, one miss in 16 reads an extent of 8 samples (at
+//    least 256 KiB), a probe that gives it reads of another size. Once it has known, its last
+//    estimate stands while the fit fades, and probes come only as often as keeps their extra
+//    bytes under 5% of the misses', to keep it fresh.
 //  - Room: with an SSD tier that is admitting and not full, neighbours are written through to
 //    it (so a second epoch and a remount never touch the origin for them). Otherwise they wait
 //    in the neighbour area, a FIFO of the RAM side bounded by what the RAM tier has not filled
@@ -88,6 +90,9 @@ class ExtentReader {
   // The neighbour kept for `key` in the RAM area (counted used; waits for an extent in flight),
   // or null.
   cache::Blob Take(uint64_t key);
+  // Whether the RAM area holds `key` or an extent read in flight will bring it (so the
+  // prefetcher need not read it).
+  bool Holds(uint64_t key) const { return area_.Contains(key); }
   // A READ at offset 0 of original `entry_index`: a neighbour written to the SSD tier counts as
   // used when its first reader comes.
   void NoteRead(uint64_t entry_index);
@@ -113,7 +118,8 @@ class ExtentReader {
   double used_share_ = 1;  // optimistic until neighbours have been judged
   uint64_t judged_used_ = 0, judged_wasted_ = 0;  // area counts already folded in
   uint64_t misses_since_probe_ = 0;
-  uint64_t unknown_misses_ = 0;  // misses while the origin's cost was not known
+  uint64_t unknown_misses_ = 0;     // misses while the origin's cost was not known (or stale)
+  OriginCostEstimate last_known_;   // the model's last known estimate
 
   std::atomic<uint64_t> extents_{0}, extent_bytes_{0}, probes_{0}, last_extent_{0};
   std::atomic<uint64_t> kept_ssd_files_{0}, kept_ssd_bytes_{0};

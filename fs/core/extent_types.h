@@ -24,6 +24,10 @@ struct ExtentOptions {
   // While extents do not pay (auto), one miss in this many is read as an extent anyway, to see
   // whether its neighbours are used now.
   uint64_t probe_every = 64;
+  // While the origin's cost is not known (or only was), one miss in this many is a probe
+  // extent; 0: one in 16 until first known, then as rarely as keeps the probes' extra bytes
+  // under 5% of the misses'.
+  uint64_t explore_every = 0;
   // What the origin costs; empty: the origin reader's own model (tests give a fixed one).
   std::function<OriginCostEstimate()> cost;
 };

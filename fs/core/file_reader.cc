@@ -85,6 +85,7 @@ Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
         f.entry, extent.empty() ? base : extent.files,
         [&](const format::Entry& m, cache::Blob blob) {
           if (m.index < first_member || m.index > last_member) {
+            if (cluster != nullptr) cluster->Insert(m.index, blob);  // other hosts' too
             extents_.Keep(extent, m, std::move(blob));
             return;
           }

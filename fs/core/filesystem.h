@@ -177,8 +177,8 @@ class Filesystem {
   std::unique_ptr<cache::TierStack> tiers_;
   std::unique_ptr<OriginReader> origin_;
   std::unique_ptr<ViewFiles> view_files_;
-  std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<ExtentReader> extents_;
+  std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<FileReader> reader_;
   std::unique_ptr<ViewNamespace> views_;
   std::unique_ptr<Warmup> warmup_;

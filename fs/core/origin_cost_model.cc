@@ -41,18 +41,28 @@ OriginCostEstimate OriginCostModel::Estimate() const {
   const double mean_x = x / w, mean_y = y / w;
   const double var_x = xx / w - mean_x * mean_x;    // MiB^2
   const double cov = xy / w - mean_x * mean_y;       // MiB x seconds
-  // Sizes must differ enough to see the slope: a spread of at least 64 KiB around the mean.
-  const double min_spread = 1.0 / 16;
-  if (var_x < min_spread * min_spread) return e;
+  // Reads of one size cannot tell latency from bandwidth.
+  if (!(var_x > 1e-12) || !(mean_y > 0)) return e;
   const double seconds_per_mib = cov / var_x;
   // The slope's standard error, from what the line leaves unexplained (the weights' sum stands
-  // for the number of reads).
+  // for the number of reads): a few large reads among many small ones are enough leverage.
   const double var_y = yy / w - mean_y * mean_y;
   const double unexplained = std::max(0.0, var_y - cov * seconds_per_mib);
   const double slope_error = std::sqrt(unexplained / (w * var_x));
-  const bool no_slope = std::abs(seconds_per_mib) <= 2 * slope_error ||
-                        std::abs(seconds_per_mib) * max_x < 0.01 * mean_y;
-  if (no_slope && mean_y > 0) {
+  const bool slope_seen = seconds_per_mib > 3 * slope_error && cov > 0;
+  if (!slope_seen) {
+    // No slope: flat if even its upper bound would make the largest read's transfer under a
+    // tenth of a request; else not known yet (too little spread for the noise).
+    // A request of a millisecond or more is expensive whatever the bandwidth (a disk's seek; an
+    // IOPS-throttled volume, whose throttle answers in bursts, so that single reads' times say
+    // little): treated as flat too, so that larger reads are tried and show the slope if any.
+    const double transfer_bound = (std::abs(seconds_per_mib) + 3 * slope_error) * max_x;
+    // Times that fall as reads grow (beyond noise and rounding): no origin model fits.
+    const bool falling = seconds_per_mib * max_x < -(3 * slope_error * max_x + 0.01 * mean_y);
+    if (falling ||
+        (transfer_bound > 0.1 * mean_y && mean_y < options_.expensive_request_seconds)) {
+      return e;
+    }
     // Flat: every read so far cost a request and no transfer that can be told from noise.
     e.known = true;
     e.latency_bound = true;
@@ -65,7 +75,6 @@ OriginCostEstimate OriginCostModel::Estimate() const {
     e.extent_bytes = std::max(extent, options_.min_extent);
     return e;
   }
-  if (cov <= 0) return e;  // times that fall as reads grow: no origin model fits
   const double latency = mean_y - seconds_per_mib * mean_x;
   e.bandwidth_bytes_per_second = kMiB / seconds_per_mib;
   // Noise can put the intercept below zero on a fast origin: then requests cost nothing worth

@@ -10,17 +10,20 @@
 // of microseconds a request) gets the minimum; a hard disk (5 ms, 200 MB/s) about 1 MiB; an
 // object store (20 ms, 400 MB/s) the maximum.
 //
-// Until the reads are varied enough in size to tell latency from bandwidth (a dataset of
-// same-sized samples read one at a time), the estimate is not `known` and nothing should depend
-// on it.
+// The estimate is `known` once the slope is plain: more than three standard errors above zero
+// (the error from what the fitted line leaves unexplained, so a few large reads among many
+// small ones are leverage enough). Same-sized reads (a dataset of equal samples read one at a
+// time), too few reads or times that fall as reads grow are not known, and nothing should
+// depend on them.
 //
-// An origin whose reads all take the same time whatever their size (the fitted slope is within
-// two standard errors of zero, or the transfer of the largest read so far is under 1% of a
-// request's time: an IOPS-throttled volume, a disk seeking for every small read) shows no slope
-// to fit: it is latency-bound as far as its reads
-// have gone. The estimate is then `latency_bound`: the latency is the mean time, the bandwidth
-// the best throughput seen (a lower bound), and the extent twice the largest read seen, so that
-// reads of that size, once made, show where the transfer starts to count.
+// An origin whose reads all take the same time whatever their size (an IOPS-throttled volume,
+// a disk seeking for every small read) shows no slope to fit. When even the slope's upper bound
+// (slope + 3 standard errors) makes the largest read's transfer under a tenth of a request, or
+// when requests take a millisecond or more on average (an IOPS throttle answers in bursts, so
+// that single reads' times are mostly noise: 0.1 ms or 300 ms at 100 IOPS), the estimate is
+// `latency_bound`: the latency is the mean time, the bandwidth the best throughput
+// seen (a lower bound), and the extent twice the largest read seen, so that reads of that size,
+// once made, show where the transfer starts to count.
 //
 // Thread-safety: all methods are thread-safe (one mutex, taken once per origin read).
 #pragma once
@@ -36,6 +39,8 @@ struct OriginCostOptions {
   uint64_t max_extent = 8ull << 20;
   uint64_t align = 64ull << 10;
   uint64_t min_reads = 16;           // observations before the estimate can be known
+  // Without a slope in sight, a mean request this slow is latency-bound all the same.
+  double expensive_request_seconds = 0.001;
 };
 
 struct OriginCostEstimate {

@@ -175,7 +175,9 @@ TEST_F(ExtentReaderTest, OffAndAnUnknownOriginReadSampleSized) {
   EXPECT_EQ(Extents().extents, 0u);
   EXPECT_EQ(Extents().mode, "off");
 
-  Make(Auto(OriginCostEstimate{}), 64 << 20);  // not known
+  ExtentOptions unknown = Auto(OriginCostEstimate{});  // not known
+  unknown.explore_every = 8;
+  Make(std::move(unknown), 64 << 20);
   for (int i = 0; i < 7; ++i) ReadFile(i * 50);
   EXPECT_EQ(io_->reads.load(), 7);
   EXPECT_EQ(Extents().extents, 0u);

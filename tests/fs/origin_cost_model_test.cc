@@ -123,5 +123,30 @@ TEST(OriginCostModelTest, AnOriginThatCostsTheSameForEverySizeIsLatencyBoundUnti
   EXPECT_LE(e.extent_bytes, 2u << 20);
 }
 
+TEST(OriginCostModelTest, ExpensiveRequestsWithTimesTooNoisyForASlopeAreLatencyBound) {
+  // A throttle that answers in bursts: most reads at once, one in ten after 100 ms; the mean,
+  // 10 ms a read, is the cost. Same-sized reads and a handful of larger ones show no slope.
+  OriginCostModel m;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 400; ++i) {
+    const uint64_t bytes = i % 16 == 0 ? 256 << 10 : (8 + i % 5) << 10;
+    m.Observe(bytes, rng() % 10 == 0 ? 0.1 : 0.0001);
+  }
+  OriginCostEstimate e = m.Estimate();
+  ASSERT_TRUE(e.known);
+  EXPECT_TRUE(e.latency_bound);
+  EXPECT_GT(e.latency_seconds, 0.005);
+  // Twice the largest read seen (its weight decayed since: 448 KiB to 512 KiB).
+  EXPECT_GE(e.extent_bytes, 448u << 10);
+  EXPECT_LE(e.extent_bytes, 512u << 10);
+  // The same noise at 0.1 ms a request on average is no evidence of anything: not known.
+  OriginCostModel fast;
+  for (int i = 0; i < 400; ++i) {
+    const uint64_t bytes = i % 16 == 0 ? 256 << 10 : (8 + i % 5) << 10;
+    fast.Observe(bytes, rng() % 10 == 0 ? 0.001 : 0.000001);
+  }
+  EXPECT_FALSE(fast.Estimate().known);
+}
+
 }  // namespace
 }  // namespace mmfs::fs

@@ -135,11 +135,14 @@ TEST_F(ExtentMountTest, WhenNeighboursGoUnusedMissesFallBackToSampleReads) {
   const auto& x = s["extents"];
   const uint64_t demand = s["origin"]["by_cause"]["demand"]["reads"].get<uint64_t>();
   const auto& why = x["sample_reads"];
+  // The neighbours were pushed out unread, and then the misses were read sample-sized: the
+  // used share fell below what pays, or the extents the origin's cost asks for (they grow on a
+  // throttled volume) no longer fit in what the RAM tier has not filled.
   EXPECT_GE(x["wasted"]["files"].get<uint64_t>(), 64u) << x.dump(2);
-  EXPECT_LT(x["used_share"].get<double>(), 0.1) << x.dump(2);
-  EXPECT_GE(why["neighbours_unused"].get<uint64_t>(), static_cast<uint64_t>(read / 8))
-      << x.dump(2);
-  EXPECT_LE(x["reads"].get<uint64_t>(), static_cast<uint64_t>(read * 3 / 4)) << x.dump(2);
+  const uint64_t fell_back =
+      why["neighbours_unused"].get<uint64_t>() + why["no_room"].get<uint64_t>();
+  EXPECT_GE(fell_back, static_cast<uint64_t>(read / 4)) << x.dump(2);
+  EXPECT_LE(x["reads"].get<uint64_t>(), static_cast<uint64_t>(read / 2)) << x.dump(2);
   EXPECT_GE(demand, static_cast<uint64_t>(read * 3 / 4)) << s["origin"].dump(2);
   std::cerr << "fall-back: " << demand << " origin reads for " << read << " files, "
             << x["reads"] << " extents, wasted " << x["wasted"]["files"] << ", " << why.dump()
