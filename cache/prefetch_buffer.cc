@@ -44,6 +44,7 @@ void PrefetchBuffer::MakeRoom(uint64_t incoming) {
     if (it == held_.end()) continue;  // already taken
     bytes_held_ -= it->second.blob->size();
     C(it->second.pattern).wasted++;
+    C(it->second.pattern).bytes_wasted += it->second.blob->size();
     if (it->second.claimed) claim_ended_.notify_all();  // a push waiting on it gives up
     held_.erase(it);
   }
@@ -66,6 +67,7 @@ Blob PrefetchBuffer::Take(CacheKey key) {
   if (it == held_.end()) return nullptr;
   Blob blob = std::move(it->second.blob);
   C(it->second.pattern).used++;
+  C(it->second.pattern).bytes_used += blob->size();
   bytes_held_ -= blob->size();
   const bool claimed = it->second.claimed;
   held_.erase(it);

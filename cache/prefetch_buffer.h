@@ -35,6 +35,8 @@ struct PrefetchCounters {
   uint64_t wasted = 0;  // pushed out unused
   uint64_t late = 0;    // a reader arrived while the prefetch was still loading
   uint64_t bytes_issued = 0;
+  uint64_t bytes_used = 0;
+  uint64_t bytes_wasted = 0;
 };
 
 class PrefetchBuffer {

@@ -13,11 +13,12 @@ namespace mmfs::fs {
 
 FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
                        OriginReader& origin, ViewFiles& views, Prefetcher& prefetcher,
-                       uint64_t max_cached_file_bytes)
+                       ExtentReader& extents, uint64_t max_cached_file_bytes)
     : tiers_(tiers),
       origin_(origin),
       views_(views),
       prefetcher_(prefetcher),
+      extents_(extents),
       max_cached_file_bytes_(max_cached_file_bytes),
       ram_what_if_(tiers.ram().Counters().bytes_budget, dataset.manifest().files,
                    cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
@@ -36,6 +37,10 @@ bool FileReader::LoadsWhole(uint64_t size) const {
 
 Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
   if (cache::Blob b = prefetcher_.Take(f.key)) return b;
+  // Neighbours an extent read kept are originals, keyed by entry.
+  if (f.tree == 0) {
+    if (cache::Blob b = extents_.Take(f.key)) return b;
+  }
   std::vector<format::Entry> base = origin_.SampleMembers(f.entry, prefetcher_.FileLimit());
   std::vector<TreeFile> members = views_.Members(f.tree, base);
   cache::ClusterTier* cluster = tiers_.cluster();
@@ -73,10 +78,20 @@ Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
     }
     base = std::vector<format::Entry>(base.begin() + static_cast<std::ptrdiff_t>(first),
                                       base.begin() + static_cast<std::ptrdiff_t>(last));
-    wanted = origin_.LoadSample(f.entry, base, [&](const format::Entry& m, cache::Blob blob) {
-      if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
-      prefetcher_.PutMember(m.index, std::move(blob));
-    });
+    // From a slow origin, the extent around the sample, in one read (extent_reader.h).
+    ExtentReader::Plan extent = extents_.PlanMiss(f.entry, base);
+    const uint64_t first_member = base.front().index, last_member = base.back().index;
+    wanted = origin_.LoadSample(
+        f.entry, extent.empty() ? base : extent.files,
+        [&](const format::Entry& m, cache::Blob blob) {
+          if (m.index < first_member || m.index > last_member) {
+            if (cluster != nullptr) cluster->Insert(m.index, blob);  // other hosts' too
+            extents_.Keep(extent, m, std::move(blob));
+            return;
+          }
+          if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
+          prefetcher_.PutMember(m.index, std::move(blob));
+        });
   } else {
     wanted = LoadViewSample(f, members);
   }
@@ -171,8 +186,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
       },
       &served_by);
   if (offset == 0) {
-    // One read of the file, for the what-if curves.
+    // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
     ram_what_if_.Record(f.key, file_size);
+    if (f.tree == 0) extents_.NoteRead(f.entry.index);
     if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
   }
   if (!blob.ok()) return blob.status();

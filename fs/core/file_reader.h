@@ -15,8 +15,12 @@
 // (ReadData::tier_holds): the FUSE layer then drops the file's pages from the page cache, so the
 // bytes are held once.
 //
-// Ownership: borrows the dataset, the tier stack, the origin reader, the view files and the
-// prefetcher, which must outlive it.
+// A miss of an original from a slow origin may read the shard extent around its sample instead
+// (extent_reader.h): the sample's members go to the prefetch buffer as usual, the neighbours to
+// the extent reader, which keeps them (SSD tier or its RAM area) for their readers.
+//
+// Ownership: borrows the dataset, the tier stack, the origin reader, the view files, the
+// prefetcher and the extent reader, which must outlive it.
 // Thread-safety: all methods are thread-safe. history_mu_ is a leaf lock.
 #pragma once
 
@@ -30,6 +34,7 @@
 
 #include "cache/tier_stack.h"
 #include "cache/what_if.h"
+#include "fs/core/extent_reader.h"
 #include "fs/core/fs_types.h"
 #include "fs/core/memory_governor.h"
 #include "fs/core/origin_reader.h"
@@ -43,7 +48,8 @@ class FileReader {
  public:
   // `max_cached_file_bytes`: the largest file loaded whole into memory.
   FileReader(const format::Dataset& dataset, cache::TierStack& tiers, OriginReader& origin,
-             ViewFiles& views, Prefetcher& prefetcher, uint64_t max_cached_file_bytes);
+             ViewFiles& views, Prefetcher& prefetcher, ExtentReader& extents,
+             uint64_t max_cached_file_bytes);
 
   // [offset, offset + size) of regular file `f`, clipped to its end. `known`: the file's bytes,
   // already at hand (pushed), used instead of loading on a miss. A resized file is always loaded
@@ -77,6 +83,7 @@ class FileReader {
   OriginReader& origin_;
   ViewFiles& views_;
   Prefetcher& prefetcher_;
+  ExtentReader& extents_;
   const uint64_t max_cached_file_bytes_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // What-if curves of the RAM tier (every file read the daemon sees) and of the SSD tier (the

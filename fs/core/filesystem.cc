@@ -12,6 +12,7 @@
 #include "fs/base/file_util.h"
 #include "fs/base/memory_budget.h"
 #include "fs/core/control_dir.h"
+#include "fs/core/extent_reader.h"
 #include "fs/core/file_xattrs.h"
 #include "fs/core/file_reader.h"
 #include "fs/core/origin_reader.h"
@@ -51,9 +52,11 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
   view_files_ = std::make_unique<ViewFiles>(*dataset_, std::move(view_set), options_.root_view,
                                             *origin_);
+  extents_ = std::make_unique<ExtentReader>(*dataset_, *origin_, *tiers_, options_.extents);
+  po.held_elsewhere = [extents = extents_.get()](uint64_t key) { return extents->Holds(key); };
   prefetcher_ = std::make_unique<Prefetcher>(*dataset_, *origin_, *view_files_, *tiers_, po);
   reader_ = std::make_unique<FileReader>(*dataset_, *tiers_, *origin_, *view_files_, *prefetcher_,
-                                         options_.max_cached_file_bytes);
+                                         *extents_, options_.max_cached_file_bytes);
   warmup_ = std::make_unique<Warmup>(*dataset_, *origin_, *tiers_, options_.mountpoint,
                                      options_.max_cached_file_bytes,
                                      [this] { reader_->RecordHistory(); });
@@ -390,6 +393,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   metrics_.Report(&s);
   s.read_buffer = origin_->read_buffer().Counters();
   origin_->Report(&s.origin);
+  s.extents = extents_->Counters();
   reader_->CacheStats(&s);
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
   reader_->Stats(&s.what_if);

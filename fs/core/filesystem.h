@@ -10,6 +10,8 @@
 //   FileReader   the bytes of a READ: read buffer, tier stack, miss loader
 //   OriginReader every read of the shards, checked, counted by cause
 //   Prefetcher   patterns, the hint, sample members, the push into the page cache
+//   ExtentReader a miss from a slow origin reads the extent around its sample; the neighbours
+//                wait in the SSD tier or a RAM area for their readers
 //   Warmup       `mmfs warmup`'s control lines, on its own thread
 //   ViewFiles    the mount's trees (original, views): which bytes a file is, its cache key
 //   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
@@ -50,6 +52,7 @@ class TierStack;
 namespace mmfs::fs {
 
 class ControlDir;
+class ExtentReader;
 class FileReader;
 class ReaderAccounting;
 class OriginReader;
@@ -174,6 +177,7 @@ class Filesystem {
   std::unique_ptr<cache::TierStack> tiers_;
   std::unique_ptr<OriginReader> origin_;
   std::unique_ptr<ViewFiles> view_files_;
+  std::unique_ptr<ExtentReader> extents_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<FileReader> reader_;
   std::unique_ptr<ViewNamespace> views_;

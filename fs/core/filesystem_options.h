@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cache/access_pattern.h"
+#include "fs/core/extent_types.h"
 
 namespace mmfs::fs {
 
@@ -24,6 +25,8 @@ struct FilesystemOptions {
   // hint prefetch on the workers.
   bool readahead = true;
   uint64_t prefetch_buffer_bytes = 64ull << 20;
+  // Extent reads on demand misses from a slow origin (extent_reader.h, `-o extents=`).
+  ExtentOptions extents;
   int prefetch_threads = 2;
   cache::ReadaheadConfig readahead_config;
   // The largest file loaded whole into memory (for the tiers, the read buffer, a prefetch). A

@@ -10,9 +10,20 @@
 // of microseconds a request) gets the minimum; a hard disk (5 ms, 200 MB/s) about 1 MiB; an
 // object store (20 ms, 400 MB/s) the maximum.
 //
-// Until the reads are varied enough in size to tell latency from bandwidth (a dataset of
-// same-sized samples read one at a time), the estimate is not `known` and nothing should depend
-// on it.
+// The estimate is `known` once the slope is plain: more than three standard errors above zero
+// (the error from what the fitted line leaves unexplained, so a few large reads among many
+// small ones are leverage enough). Same-sized reads (a dataset of equal samples read one at a
+// time), too few reads or times that fall as reads grow are not known, and nothing should
+// depend on them.
+//
+// An origin whose reads all take the same time whatever their size (an IOPS-throttled volume,
+// a disk seeking for every small read) shows no slope to fit. When even the slope's upper bound
+// (slope + 3 standard errors) makes the largest read's transfer under a tenth of a request, or
+// when requests take a millisecond or more on average (an IOPS throttle answers in bursts, so
+// that single reads' times are mostly noise: 0.1 ms or 300 ms at 100 IOPS), the estimate is
+// `latency_bound`: the latency is the mean time, the bandwidth the best throughput
+// seen (a lower bound), and the extent twice the largest read seen, so that reads of that size,
+// once made, show where the transfer starts to count.
 //
 // Thread-safety: all methods are thread-safe (one mutex, taken once per origin read).
 #pragma once
@@ -28,10 +39,13 @@ struct OriginCostOptions {
   uint64_t max_extent = 8ull << 20;
   uint64_t align = 64ull << 10;
   uint64_t min_reads = 16;           // observations before the estimate can be known
+  // Without a slope in sight, a mean request this slow is latency-bound all the same.
+  double expensive_request_seconds = 0.001;
 };
 
 struct OriginCostEstimate {
   bool known = false;
+  bool latency_bound = false;         // no slope seen yet: the bandwidth is a lower bound
   double latency_seconds = 0;         // per request
   double bandwidth_bytes_per_second = 0;
   uint64_t extent_bytes = 0;          // the read size that pays (min_extent while not known)
@@ -51,7 +65,9 @@ class OriginCostModel {
   const double decay_;  // per observation: 0.5^(1 / half_life)
   mutable std::mutex mu_;
   // Decayed sums over the observations (x = MiB read, y = seconds), guarded by mu_.
-  double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0;
+  double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0, yy_ = 0;
+  // Decayed maxima: the largest read (MiB) and the best throughput (MiB/s) seen.
+  double max_x_ = 0, max_rate_ = 0;
   uint64_t reads_ = 0;
 };
 

@@ -94,8 +94,14 @@ std::vector<format::Entry> OriginReader::SampleMembers(const format::Entry& e,
 Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
                                              const std::vector<format::Entry>& members,
                                              const Found& other) {
-  const uint64_t start = members.front().record.data_offset;
-  const uint64_t span = members.back().record.data_offset + members.back().size() - start;
+  // The span covering every member, whatever their order (an extent's files need not be back
+  // to back, and two entries may share bytes).
+  uint64_t start = UINT64_MAX, end = 0;
+  for (const format::Entry& m : members) {
+    start = std::min<uint64_t>(start, m.record.data_offset);
+    end = std::max<uint64_t>(end, m.record.data_offset + m.size());
+  }
+  const uint64_t span = end - start;
   auto raw = ReadSpan(e.record.shard, start, span, ReadCause::kDemand);
   if (!raw.ok()) return CountError(raw.status());
   cache::Blob wanted;

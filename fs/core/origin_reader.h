@@ -80,7 +80,8 @@ class OriginReader {
   // others together are at most `max_other_bytes`; else just `e`.
   std::vector<format::Entry> SampleMembers(const format::Entry& e,
                                            uint64_t max_other_bytes) const;
-  // Reads `members` (from SampleMembers(e)) in one demand read and returns e's bytes, checked;
+  // Reads `members` (from SampleMembers(e), or an extent's files: one shard, e among them) in one
+  // demand read of the span covering them all and returns e's bytes, checked;
   // `other` receives each other member whose bytes pass their check (a damaged one is left for
   // its own read to report). Errors are counted (CountError).
   Result<cache::Blob> LoadSample(const format::Entry& e, const std::vector<format::Entry>& members,

@@ -136,7 +136,9 @@ void Prefetcher::Submit(const std::vector<uint64_t>& positions, cache::PrefetchP
 void Prefetcher::RunJob(const cache::PrefetchJob& job) {
   std::vector<uint64_t> candidates;
   for (uint64_t k : job.keys) {
-    if (!tiers_.ram().Contains(k)) candidates.push_back(k);
+    if (tiers_.ram().Contains(k)) continue;
+    if (options_.held_elsewhere && options_.held_elsewhere(k)) continue;
+    candidates.push_back(k);
   }
   std::vector<uint64_t> mine = buffer_.BeginLoad(candidates);
   cache::ClusterTier* cluster = tiers_.cluster();

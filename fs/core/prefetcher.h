@@ -52,6 +52,9 @@ struct PrefetcherOptions {
   uint64_t max_cached_file_bytes = 64ull << 20;
   cache::ReadaheadConfig readahead;
   std::string mountpoint;  // hint lines may be absolute paths under it
+  // Keys another room already holds for their reader (the extent reader's neighbours, loaded or
+  // in flight): not read from the origin again. Empty: none.
+  std::function<bool(uint64_t key)> held_elsewhere;
 };
 
 class Prefetcher {

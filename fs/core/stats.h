@@ -21,6 +21,7 @@
 #include "cache/refetch_tracker.h"
 #include "cache/tier.h"
 #include "cache/what_if.h"
+#include "fs/core/extent_types.h"
 #include "fs/core/memory_governor.h"
 #include "fs/core/origin_cost_model.h"
 #include "fs/core/ranged_reader.h"
@@ -184,6 +185,7 @@ struct StatsSnapshot {
   std::vector<TierStats> tiers;        // ram, ssd, cluster
   cache::ReadBufferCounters read_buffer;
   OriginStats origin;
+  ExtentCounters extents;  // extent reads on demand misses (extent_reader.h)
   ReadaheadStats readahead;
   std::optional<cache::ClusterCounters> cluster;  // with a cluster tier
   WhatIfStats what_if;

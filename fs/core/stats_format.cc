@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "fs/base/json_text.h"
+#include "fs/core/extents_json.h"
 #include "fs/core/reader_verdict.h"
 #include "fs/core/readers_json.h"
 
@@ -214,6 +215,7 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
          {{"files", o.rereads.files}, {"bytes", o.rereads.bytes}}},
         {"cost_model",
          {{"known", o.cost.known},
+          {"latency_bound", o.cost.latency_bound},
           {"latency_seconds", o.cost.latency_seconds},
           {"bandwidth_bytes_per_second", o.cost.bandwidth_bytes_per_second},
           {"extent_bytes", o.cost.extent_bytes},
@@ -277,6 +279,7 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
   }
   j["views"] = views;
   j["readers"] = ReadersToJson(s.readers);
+  j["extents"] = ExtentsToJson(s.extents);
   return j;
 }
 
@@ -351,6 +354,21 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
     w.Single("mmfs_origin_extent_bytes", "gauge",
              "The read size that pays on the origin: bandwidth x latency, clamped.", ds,
              d(o.cost.extent_bytes));
+  }
+  const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)
+  w.Single("mmfs_extent_reads_total", "counter",
+           "Demand misses read as the shard extent around the sample.", ds, d(x.extents));
+  w.Single("mmfs_extent_bytes_total", "counter", "Bytes of the extent reads.", ds,
+           d(x.extent_bytes));
+  w.Family("mmfs_extent_neighbour_bytes_total", "counter",
+           "Neighbour bytes extent reads kept, by where and outcome.");
+  const std::pair<const char*, uint64_t> neighbours[] = {{"kept_ram", x.kept_bytes},
+                                                         {"kept_ssd", x.kept_ssd_bytes},
+                                                         {"used", x.used_bytes},
+                                                         {"wasted", x.wasted_bytes}};
+  for (const auto& [outcome, bytes] : neighbours) {
+    w.Sample("mmfs_extent_neighbour_bytes_total",
+             with("outcome=\"" + std::string(outcome) + "\""), d(bytes));
   }
   w.Single("mmfs_checksum_failures_total", "counter", "Files whose bytes failed their checksum.",
            ds, d(s.checksum_errors));

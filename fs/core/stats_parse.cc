@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "fs/core/extents_json.h"
 #include "fs/core/readers_json.h"
 
 namespace mmfs::fs {
@@ -167,6 +168,7 @@ void OriginFromJson(const json& o, OriginStats* out) {
   Read(Part(o, "rereads"), "bytes", &out->rereads.bytes);
   const json& cost = Part(o, "cost_model");
   Read(cost, "known", &out->cost.known);
+  Read(cost, "latency_bound", &out->cost.latency_bound);
   Read(cost, "latency_seconds", &out->cost.latency_seconds);
   Read(cost, "bandwidth_bytes_per_second", &out->cost.bandwidth_bytes_per_second);
   Read(cost, "extent_bytes", &out->cost.extent_bytes);
@@ -306,6 +308,11 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
   // rest of the document is still good.
   auto readers = ReadersFromJson(j.contains("readers") ? j.at("readers") : json());
   if (readers.ok()) s.readers = std::move(readers).value();
+  try {
+    s.extents = ExtentsFromJson(Part(j, "extents"));
+  } catch (const json::exception&) {
+    s.extents = ExtentCounters();  // another version's section: none, like the readers'
+  }
   return s;
 }
 

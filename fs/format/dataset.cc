@@ -279,6 +279,18 @@ void Dataset::EnableDirectReads() {
     if (!fd.ok()) return;  // tmpfs and some FUSE filesystems refuse O_DIRECT: stay buffered
     fds.push_back(std::move(fd).value());
   }
+#ifdef STATX_DIOALIGN
+  // The filesystem's own alignment (Linux 6.1+); a power of two from 512 to 4 KiB is trusted.
+  struct statx stx {};
+  if (!fds.empty() &&
+      ::statx(fds[0].get(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+      (stx.stx_mask & STATX_DIOALIGN) != 0) {
+    auto usable = [](uint32_t a) { return a >= 512 && a <= 4096 && (a & (a - 1)) == 0; };
+    if (usable(stx.stx_dio_offset_align)) direct_offset_align_ = stx.stx_dio_offset_align;
+    direct_mem_align_ = std::max<uint32_t>(
+        direct_offset_align_, usable(stx.stx_dio_mem_align) ? stx.stx_dio_mem_align : 512);
+  }
+#endif
   direct_fds_ = std::move(fds);
   direct_ok_.store(true, std::memory_order_relaxed);
 }
@@ -292,12 +304,14 @@ Result<ShardBytes> Dataset::ReadShardSpan(uint32_t shard, uint64_t offset, size_
   ShardBytes out;
   out.size_ = len;
   if (direct_ok_.load(std::memory_order_relaxed) && len > 0) {
-    // 4 KiB covers every logical block size a disk reports.
-    constexpr uint64_t kAlign = 4096;
-    const uint64_t first = offset & ~(kAlign - 1);
-    const uint64_t last = (offset + len + kAlign - 1) & ~(kAlign - 1);
+    // Whole blocks of the filesystem's direct I/O alignment (EnableDirectReads); the buffer is
+    // aligned as it asks, its size a multiple of that (aligned_alloc's rule).
+    const uint64_t align = direct_offset_align_, mem_align = direct_mem_align_;
+    const uint64_t first = offset & ~(align - 1);
+    const uint64_t last = (offset + len + align - 1) & ~(align - 1);
     const size_t span = static_cast<size_t>(last - first);
-    out.buffer_.reset(static_cast<char*>(std::aligned_alloc(kAlign, span)));
+    const size_t alloc = static_cast<size_t>((span + mem_align - 1) & ~(mem_align - 1));
+    out.buffer_.reset(static_cast<char*>(std::aligned_alloc(mem_align, alloc)));
     if (out.buffer_ == nullptr) {
       return Status::ResourceExhausted("out of memory reading " + path());
     }

@@ -103,9 +103,13 @@ class Dataset {
   // saves the kernel's copy and the page cache's work for bytes that mmfs caches itself.
   Result<ShardBytes> ReadShardSpan(uint32_t shard, uint64_t offset, size_t len) const;
   // Opens the shards a second time with O_DIRECT for ReadShardSpan; call before any read. Where
-  // the filesystem refuses O_DIRECT (at open or at the first read) reads stay buffered.
+  // the filesystem refuses O_DIRECT (at open or at the first read) reads stay buffered. The
+  // blocks read are as small as the filesystem allows (statx STATX_DIOALIGN, often 512 bytes;
+  // 4 KiB when it does not say): each read's rounding is bytes of the origin read for nothing.
   void EnableDirectReads();
   bool direct_reads() const { return direct_ok_.load(std::memory_order_relaxed); }
+  // The offset alignment of direct reads (0 while they are off).
+  uint32_t direct_alignment() const { return direct_ok_.load() ? direct_offset_align_ : 0; }
   // Counts `bytes` read from `shard` by the caller; every kDropEveryBytes it advises the kernel
   // to drop the shard's whole page cache. mmfs keeps its own copies, so the shard's page cache
   // is a third copy of the same bytes. Per-file advice does not work: the page cache holds large
@@ -139,6 +143,8 @@ class Dataset {
   std::vector<UniqueFd> shard_fds_;
   std::vector<UniqueFd> direct_fds_;  // O_DIRECT; empty unless EnableDirectReads worked
   mutable std::atomic<bool> direct_ok_{false};
+  // Direct I/O alignment of file offsets and lengths, and of the buffer (set before serving).
+  uint32_t direct_offset_align_ = 4096, direct_mem_align_ = 4096;
   // Bytes read from each shard since its page cache was last dropped.
   mutable std::unique_ptr<std::atomic<uint64_t>[]> since_drop_;
 };

@@ -90,5 +90,63 @@ TEST(OriginCostModelTest, FollowsAnOriginThatChanges) {
   EXPECT_NEAR(e.bandwidth_bytes_per_second, 100 * kMB, 5 * kMB);
 }
 
+TEST(OriginCostModelTest, AnOriginThatCostsTheSameForEverySizeIsLatencyBoundUntilReadsGrow) {
+  // An IOPS throttle (300 requests/s, 200 MB/s): a read costs max(1/300 s, bytes / bandwidth),
+  // flat for every size below about 660 KB.
+  auto cost = [](uint64_t bytes) {
+    return std::max(1.0 / 300, static_cast<double>(bytes) / (200 * kMB));
+  };
+  OriginCostModel m;
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t bytes = (16 + (i % 10) * 40) << 10;  // 16 to 376 KiB
+    m.Observe(bytes, cost(bytes));
+  }
+  OriginCostEstimate e = m.Estimate();
+  ASSERT_TRUE(e.known);
+  EXPECT_TRUE(e.latency_bound);
+  EXPECT_NEAR(e.latency_seconds, 1.0 / 300, 1e-6);
+  // Twice the largest read, aligned down: 752 KiB -> 704 KiB.
+  EXPECT_EQ(e.extent_bytes, 11u * (64 << 10));
+  // Reads of the sizes it asks for: doubling until the transfer shows, then the fit's, which
+  // settles as the large reads make the slope plain.
+  for (int round = 0; round < 12; ++round) {
+    const uint64_t extent = m.Estimate().extent_bytes;
+    for (int i = 0; i < 100; ++i) {
+      const uint64_t bytes = i % 2 == 0 ? extent : (16 + (i % 10) * 40) << 10;
+      m.Observe(bytes, cost(bytes));
+    }
+  }
+  e = m.Estimate();
+  ASSERT_TRUE(e.known);
+  EXPECT_FALSE(e.latency_bound);
+  EXPECT_GE(e.extent_bytes, 256u << 10);
+  EXPECT_LE(e.extent_bytes, 2u << 20);
+}
+
+TEST(OriginCostModelTest, ExpensiveRequestsWithTimesTooNoisyForASlopeAreLatencyBound) {
+  // A throttle that answers in bursts: most reads at once, one in ten after 100 ms; the mean,
+  // 10 ms a read, is the cost. Same-sized reads and a handful of larger ones show no slope.
+  OriginCostModel m;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 400; ++i) {
+    const uint64_t bytes = i % 16 == 0 ? 256 << 10 : (8 + i % 5) << 10;
+    m.Observe(bytes, rng() % 10 == 0 ? 0.1 : 0.0001);
+  }
+  OriginCostEstimate e = m.Estimate();
+  ASSERT_TRUE(e.known);
+  EXPECT_TRUE(e.latency_bound);
+  EXPECT_GT(e.latency_seconds, 0.005);
+  // Twice the largest read seen (its weight decayed since: 448 KiB to 512 KiB).
+  EXPECT_GE(e.extent_bytes, 448u << 10);
+  EXPECT_LE(e.extent_bytes, 512u << 10);
+  // The same noise at 0.1 ms a request on average is no evidence of anything: not known.
+  OriginCostModel fast;
+  for (int i = 0; i < 400; ++i) {
+    const uint64_t bytes = i % 16 == 0 ? 256 << 10 : (8 + i % 5) << 10;
+    fast.Observe(bytes, rng() % 10 == 0 ? 0.001 : 0.000001);
+  }
+  EXPECT_FALSE(fast.Estimate().known);
+}
+
 }  // namespace
 }  // namespace mmfs::fs

@@ -33,7 +33,10 @@ StatsSnapshot Filled() {
   s.origin.coalesced = next();
   s.origin.streamed = {next(), next(), next(), next()};
   s.origin.rereads = {next(), next()};
-  s.origin.cost = {true, 0.005, 2e8, next(), next()};
+  s.origin.cost = {true, true, 0.005, 2e8, next(), next()};
+  s.extents = {next(), next(), next(), next(), next(), next(), next(), next(), next(),
+               next(), next(), next(), next(), next(), next(), next(), next(),
+               0.375, next(), "1 MiB"};
   s.readahead.enabled = true;
   s.readahead.patterns = {{"hint", {next(), next(), next(), next(), next()}},
                           {"sequential", {next(), next(), next(), next(), next()}}};
@@ -126,6 +129,9 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   ASSERT_TRUE(back->cluster.has_value());
   EXPECT_FALSE(back->cluster->servers[1].up);
   EXPECT_EQ(back->warmup.last_sync, "token-3");
+  EXPECT_EQ(back->extents.mode, "1 MiB");
+  EXPECT_EQ(back->extents.skipped_unused, Filled().extents.skipped_unused);
+  EXPECT_TRUE(back->origin.cost.latency_bound);
 }
 
 TEST(StatsParseTest, ASnapshotWithNothingOptionalComesBackWithout) {

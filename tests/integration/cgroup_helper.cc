@@ -1,6 +1,7 @@
 #include "tests/integration/cgroup_helper.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,6 +88,49 @@ uint64_t MemoryCgroup::OomKills() const {
 uint64_t MemoryCgroup::PeakBytes() const {
   std::string text = ReadFile(dir_ + (version_ == 1 ? "/memory.max_usage_in_bytes" : "/memory.peak"));
   return text.empty() ? 0 : std::stoull(text);
+}
+
+std::unique_ptr<BlkioThrottle> BlkioThrottle::Create(const std::string& name,
+                                                     const std::string& path, uint64_t iops,
+                                                     uint64_t bps, std::string* error) {
+  const std::string root = "/sys/fs/cgroup/blkio";
+  if (!std::filesystem::exists(root + "/cgroup.procs")) {
+    *error = "no v1 blkio hierarchy at " + root;
+    return nullptr;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    *error = "stat " + path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  const std::string device = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  const std::string dir = root + "/" + name;
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    *error = "mkdir " + dir + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  std::unique_ptr<BlkioThrottle> t(new BlkioThrottle(dir, device));
+  // The kernel refuses a device it cannot throttle (a partition, tmpfs, overlay): EINVAL.
+  if (!Write(dir + "/blkio.throttle.read_iops_device", device + " " + std::to_string(iops)) ||
+      !Write(dir + "/blkio.throttle.read_bps_device", device + " " + std::to_string(bps))) {
+    *error = "cannot throttle device " + device + " (holding " + path + ") in " + dir;
+    return nullptr;  // the destructor removes the group
+  }
+  return t;
+}
+
+BlkioThrottle::~BlkioThrottle() {
+  Write(dir_ + "/blkio.throttle.read_iops_device", device_ + " 0");
+  Write(dir_ + "/blkio.throttle.read_bps_device", device_ + " 0");
+  const std::string root = "/sys/fs/cgroup/blkio";
+  WaitFor(
+      [&] {
+        std::istringstream in(ReadFile(procs_file()));
+        std::string pid;
+        while (in >> pid) Write(root + "/cgroup.procs", pid);
+        return ::rmdir(dir_.c_str()) == 0 || errno == ENOENT;
+      },
+      20);
 }
 
 }  // namespace mmfs::testing

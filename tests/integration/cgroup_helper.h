@@ -1,4 +1,5 @@
-// A memory cgroup for a test, removed again however the test ends.
+// A memory cgroup for a test, removed again however the test ends; and a blkio (v1) cgroup that
+// throttles reads from one device, to make the test's origin slow as a disk or a network volume.
 //
 // Made under the v1 memory hierarchy (/sys/fs/cgroup/memory) when there is one, else under the
 // v2 unified hierarchy (/sys/fs/cgroup, memory controller enabled for its children), with a
@@ -41,6 +42,26 @@ class MemoryCgroup {
   std::string root_;  // the hierarchy's root directory
   std::string dir_;
   int version_;
+};
+
+// A v1 blkio cgroup limiting reads from the device holding a path to `iops` requests and `bps`
+// bytes a second (0: no limit), for the processes added to it. Removed with its limits however
+// the test ends (the destructor moves what is left back to the root).
+class BlkioThrottle {
+ public:
+  // nullptr and `*error` set without a v1 blkio hierarchy (or not root) or a usable device.
+  static std::unique_ptr<BlkioThrottle> Create(const std::string& name, const std::string& path,
+                                               uint64_t iops, uint64_t bps, std::string* error);
+  ~BlkioThrottle();
+  BlkioThrottle(const BlkioThrottle&) = delete;
+  BlkioThrottle& operator=(const BlkioThrottle&) = delete;
+
+  std::string procs_file() const { return dir_ + "/cgroup.procs"; }
+
+ private:
+  BlkioThrottle(std::string dir, std::string device) : dir_(std::move(dir)), device_(device) {}
+  std::string dir_;
+  std::string device_;  // "major:minor"
 };
 
 }  // namespace mmfs::testing

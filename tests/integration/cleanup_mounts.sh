@@ -11,10 +11,11 @@ grep -o ' /run/mmfs/mmfs-front-[0-9]*-[^ ]*/fuse ' /proc/mounts 2>/dev/null | wh
   p=${m#/run/mmfs/mmfs-front-}
   kill -0 "${p%%-*}" 2>/dev/null || { echo "cleanup: unmounting leftover $m"; umount -l "$m"; }
 done
-# Memory cgroups that test binaries which died left behind (tests/integration/cgroup_helper):
+# Memory and blkio cgroups that test binaries which died left behind
+# (tests/integration/cgroup_helper):
 # once their processes are gone they are empty; rmdir removes only empty ones (a running
 # test's group is never touched).
-for g in /sys/fs/cgroup/memory/mmfs-test-* /sys/fs/cgroup/mmfs-test-*; do
+for g in /sys/fs/cgroup/memory/mmfs-test-* /sys/fs/cgroup/blkio/mmfs-test-* /sys/fs/cgroup/mmfs-test-*; do
   [ -d "$g" ] && rmdir "$g" 2>/dev/null && echo "cleanup: removed leftover cgroup $g"
 done
 exit 0

@@ -109,6 +109,24 @@ void PrintTiers(const fs::StatsSnapshot& s) {
                 FormatBytes(static_cast<uint64_t>(o.cost.bandwidth_bytes_per_second)).c_str(),
                 FormatBytes(o.cost.extent_bytes).c_str(), FormatCount(o.cost.reads).c_str());
   }
+  // Extent reads (issue 20): what the misses read and whether the neighbours paid.
+  const fs::ExtentCounters& x = s.extents;
+  if (x.mode.empty() || (x.mode == "off" && x.extents == 0)) return;
+  std::printf("  extents   %s: %s extent reads, %s (last %s, %s probes)\n", x.mode.c_str(),
+              FormatCount(x.extents).c_str(), FormatBytes(x.extent_bytes).c_str(),
+              FormatBytes(x.last_extent_bytes).c_str(), FormatCount(x.probes).c_str());
+  if (x.extents > 0) {
+    std::printf("            neighbours kept %s in RAM (%s), %s on SSD (%s); used %s (%s), "
+                "wasted %s (%s)\n",
+                FormatCount(x.kept_files).c_str(), FormatBytes(x.kept_bytes).c_str(),
+                FormatCount(x.kept_ssd_files).c_str(), FormatBytes(x.kept_ssd_bytes).c_str(),
+                FormatCount(x.used_files).c_str(), FormatBytes(x.used_bytes).c_str(),
+                FormatCount(x.wasted_files).c_str(), FormatBytes(x.wasted_bytes).c_str());
+  }
+  std::printf("            sample-sized misses: %s origin cost not known yet, %s extent no larger "
+              "than a sample, %s no room, %s neighbours unused\n",
+              FormatCount(x.skipped_unknown).c_str(), FormatCount(x.skipped_small).c_str(),
+              FormatCount(x.skipped_no_room).c_str(), FormatCount(x.skipped_unused).c_str());
 }
 
 void PrintReadahead(const fs::StatsSnapshot& s) {

@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
       "  opendir=on|off (on: an OPENDIR per listing; off, the default: the kernel keeps\n"
       "  listings without asking), readers=on|off (the Readers section of mmfs stats),\n"
+      "  extents=auto|off|SIZE (a miss from a slow origin reads the shard extent around its\n"
+      "  sample and keeps the neighbours; auto sizes it from the origin's measured latency\n"
+      "  and bandwidth and falls back to sample reads where that does not pay),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");

@@ -77,6 +77,8 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
       MMFS_ASSIGN_OR_RETURN(out->hold_once, ParseOnOff(key, value));
     } else if (key == "push") {
       MMFS_ASSIGN_OR_RETURN(out->push, ParseOnOff(key, value));
+    } else if (key == "extents") {
+      MMFS_ASSIGN_OR_RETURN(out->fs.extents, fs::ParseExtentOption(value));
     } else if (key == "readers") {
       MMFS_ASSIGN_OR_RETURN(out->fs.reader_accounting, ParseOnOff(key, value));
     } else if (key == "opendir") {

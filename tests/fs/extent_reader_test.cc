@@ -1,0 +1,286 @@
+// Extent reads on demand misses (fs/core/extent_reader.h), driven through the Filesystem with a
+// counting I/O seam and, for `auto`, a fixed origin cost: a miss reads the extent around its
+// sample in one origin read and its neighbours are then served without another; the neighbour
+// area lives in what the RAM tier has not filled; with no room or unused neighbours the reader
+// falls back to sample reads by itself (probing now and then); with an SSD tier the neighbours
+// are written through and a remount serves them without the origin.
+#include "fs/core/extent_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cache/ssd_tier.h"
+#include "cache/tier_stack.h"
+#include "fs/core/filesystem.h"
+#include "tests/pack_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::fs {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr int kFiles = 600;
+constexpr size_t kFileBytes = 3000;
+
+// Counts the origin reads and their bytes, passing them to the dataset.
+class CountingIo final : public OriginIo {
+ public:
+  explicit CountingIo(const format::Dataset& dataset) : real_(NewDatasetIo(dataset)) {}
+  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len) override {
+    ++reads;
+    bytes += len;
+    return real_->ReadSpan(shard, offset, len);
+  }
+  std::atomic<int> reads{0};
+  std::atomic<uint64_t> bytes{0};
+
+ private:
+  std::unique_ptr<OriginIo> real_;
+};
+
+// A hard disk as the cost model would see it: 5 ms a request, 200 MB/s (extent 960 KiB).
+OriginCostEstimate HardDisk() {
+  OriginCostEstimate e;
+  e.known = true;
+  e.latency_seconds = 0.005;
+  e.bandwidth_bytes_per_second = 200e6;
+  e.extent_bytes = 15 * (64 << 10);
+  e.reads = 1000;
+  return e;
+}
+
+std::string Name(int i) { return std::to_string(10000 + i) + ".txt"; }
+
+// What file i holds: distinct bytes, so a neighbour served from the wrong place shows.
+std::string Contents(int i) {
+  std::string s(kFileBytes, '\0');
+  for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>('a' + (i * 7 + k) % 26);
+  return s;
+}
+
+class ExtentReaderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    for (int i = 0; i < kFiles; ++i) WriteFile(*dir_ / ("src/d/" + Name(i)), Contents(i));
+    ASSERT_TRUE(testing::PackFolder(*dir_ / "src", *dir_ / "ds").ok());
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  // A filesystem over the dataset with `extents`, a RAM tier of `ram` bytes and, with `ssd`, an
+  // SSD tier in the suite's directory.
+  void Make(ExtentOptions extents, uint64_t ram, bool ssd = false) {
+    fs_.reset();  // flushes and closes the previous SSD tier first
+    auto ds = format::Dataset::Open(*dir_ / "ds");
+    ASSERT_TRUE(ds.ok());
+    std::unique_ptr<cache::CacheTier> ssd_tier;
+    if (ssd) {
+      cache::SsdTierOptions o;
+      o.dir = *dir_ / "ssd";
+      o.name_space = (*ds)->Identity();
+      o.budget_bytes = 64 << 20;
+      o.min_free_fraction = 0;
+      auto tier = cache::SsdTier::Open(o);
+      ASSERT_TRUE(tier.ok()) << tier.status().ToString();
+      ssd_tier = std::move(tier).value();
+    }
+    FilesystemOptions options;
+    options.ram_cache_bytes = ram;
+    options.readahead = true;
+    options.extents = std::move(extents);
+    auto io = std::make_unique<CountingIo>(**ds);
+    io_ = io.get();
+    auto tiers = std::make_unique<cache::TierStack>(ram, (*ds)->manifest().files,
+                                                    std::move(ssd_tier), nullptr);
+    fs_ = std::make_unique<Filesystem>(std::move(ds).value(), options, std::move(tiers),
+                                       std::move(io));
+    auto d = fs_->Lookup(kRootIno, "d");
+    ASSERT_TRUE(d.ok());
+    dir_ino_ = d->ino;
+  }
+  // Reads file i whole and checks its bytes.
+  void ReadFile(int i) {
+    auto a = fs_->Lookup(dir_ino_, Name(i));
+    ASSERT_TRUE(a.ok()) << Name(i);
+    auto r = fs_->Read(a->ino, 0, 1 << 20);
+    ASSERT_TRUE(r.ok()) << Name(i) << ": " << r.status().ToString();
+    ASSERT_EQ(std::string(r->data, r->size), Contents(i)) << Name(i);
+  }
+  ExtentCounters Extents() { return fs_->Stats().extents; }
+
+  static TempDir* dir_;
+  std::unique_ptr<Filesystem> fs_;
+  CountingIo* io_ = nullptr;
+  uint64_t dir_ino_ = 0;
+};
+
+TempDir* ExtentReaderTest::dir_ = nullptr;
+
+ExtentOptions Fixed(uint64_t bytes) {
+  ExtentOptions o;
+  o.mode = ExtentMode::kFixed;
+  o.fixed_bytes = bytes;
+  return o;
+}
+
+ExtentOptions Auto(OriginCostEstimate cost) {
+  ExtentOptions o;
+  o.cost = [cost] { return cost; };
+  return o;
+}
+
+TEST_F(ExtentReaderTest, AMissReadsItsExtentAndItsNeighboursNeedNoOtherRead) {
+  Make(Fixed(256 << 10), 64 << 20);
+  ReadFile(300);
+  EXPECT_EQ(io_->reads.load(), 1);
+  EXPECT_GE(io_->bytes.load(), 128u << 10);  // far more than the file
+  EXPECT_LE(io_->bytes.load(), 256u << 10);
+  ExtentCounters c = Extents();
+  EXPECT_EQ(c.extents, 1u);
+  // About 256 KiB of 3 KB files (LMDB pads them to pages: at least 30 in the window).
+  EXPECT_GE(c.kept_files, 30u);
+  EXPECT_EQ(c.kept_ssd_files, 0u);
+  EXPECT_EQ(c.mode, "256 KiB");
+  // The neighbours on both sides come from the area, checked, without an origin read.
+  // However the window falls around file 300, at least 10 of the 20 files beside it are in it.
+  int served = 0;
+  for (int i = 290; i <= 310; ++i) {
+    if (i == 300) continue;
+    const int before = io_->reads.load();
+    ReadFile(i);
+    if (io_->reads.load() == before) ++served;
+  }
+  EXPECT_GE(served, 10);
+  c = Extents();
+  EXPECT_EQ(c.used_files, static_cast<uint64_t>(served));
+  EXPECT_EQ(c.wasted_files, 0u);
+  EXPECT_LE(c.area_bytes, c.area_budget);
+}
+
+TEST_F(ExtentReaderTest, OffAndAnUnknownOriginReadSampleSized) {
+  ExtentOptions off;
+  off.mode = ExtentMode::kOff;
+  Make(off, 64 << 20);
+  ReadFile(100);
+  ReadFile(101);
+  EXPECT_EQ(io_->reads.load(), 2);
+  EXPECT_EQ(Extents().extents, 0u);
+  EXPECT_EQ(Extents().mode, "off");
+
+  ExtentOptions unknown = Auto(OriginCostEstimate{});  // not known
+  unknown.explore_every = 8;
+  Make(std::move(unknown), 64 << 20);
+  for (int i = 0; i < 7; ++i) ReadFile(i * 50);
+  EXPECT_EQ(io_->reads.load(), 7);
+  EXPECT_EQ(Extents().extents, 0u);
+  EXPECT_EQ(Extents().skipped_unknown, 7u);
+  // The eighth is a probe: an extent of at least 256 KiB, so the model sees another read size.
+  ReadFile(400);
+  EXPECT_EQ(Extents().extents, 1u);
+  EXPECT_EQ(Extents().probes, 1u);
+  EXPECT_GE(Extents().last_extent_bytes, 200u << 10);
+
+  // A fast origin: its extent is no larger than a few samples, nothing to gain.
+  OriginCostEstimate fast = HardDisk();
+  fast.latency_seconds = 50e-6;
+  fast.extent_bytes = 8 << 10;
+  Make(Auto(fast), 64 << 20);
+  ReadFile(100);
+  EXPECT_EQ(Extents().extents, 0u);
+  EXPECT_EQ(Extents().skipped_small, 1u);
+}
+
+TEST_F(ExtentReaderTest, AHardDiskGetsExtentsAndAShuffledPassReadsFarFewerTimesThanFiles) {
+  Make(Auto(HardDisk()), 64 << 20);
+  std::vector<int> order(kFiles);
+  for (int i = 0; i < kFiles; ++i) order[i] = (i * 97) % kFiles;  // a fixed permutation
+  for (int i : order) ReadFile(i);
+  const ExtentCounters c = Extents();
+  // 600 files of ~4 KiB in the shard make ~2.3 MiB: a handful of 960 KiB extents hold them.
+  EXPECT_LE(io_->reads.load(), 12) << "extent reads " << c.extents;
+  EXPECT_GE(c.used_files, static_cast<uint64_t>(kFiles - 12));
+  EXPECT_EQ(c.wasted_files, 0u);
+  EXPECT_GE(c.used_share, 0.99);
+}
+
+TEST_F(ExtentReaderTest, WithoutRoomInTheRamTierMissesAreSampleSized) {
+  // A RAM tier smaller than one extent: the neighbours would have nowhere to wait.
+  Make(Auto(HardDisk()), 256 << 10);
+  ReadFile(10);
+  ReadFile(400);
+  EXPECT_EQ(io_->reads.load(), 2);
+  EXPECT_EQ(Extents().extents, 0u);
+  EXPECT_EQ(Extents().skipped_no_room, 2u);
+}
+
+TEST_F(ExtentReaderTest, UnusedNeighboursTurnExtentsOffButProbesGoOn) {
+  // Extents of 64 KiB (about 16 files) in a RAM tier with room for ~4 of them at once, read
+  // with a stride of 37 files: every extent's neighbours are pushed out unread.
+  // A request of 50 us and 200 MB/s: an extent pays while over 23% of its neighbours are used.
+  OriginCostEstimate disk = HardDisk();
+  disk.latency_seconds = 50e-6;
+  disk.extent_bytes = 64 << 10;
+  ExtentOptions o = Auto(disk);
+  o.probe_every = 16;
+  Make(std::move(o), 256 << 10);
+  for (int pass = 0; pass < 4; ++pass) {
+    for (int i = pass; i < kFiles; i += 37) ReadFile(i);
+  }
+  const ExtentCounters c = Extents();
+  EXPECT_GT(c.wasted_files, 64u) << "the area must have pushed neighbours out";
+  EXPECT_LT(c.used_share, 0.23);
+  EXPECT_GT(c.skipped_unused, 0u) << "fell back to sample reads";
+  EXPECT_GT(c.probes, 0u) << "and went on probing";
+  EXPECT_LT(c.extents, static_cast<uint64_t>(io_->reads.load()));
+}
+
+TEST_F(ExtentReaderTest, WithAnSsdTierNeighboursAreWrittenThroughAndSurviveARemount) {
+  std::filesystem::remove_all(*dir_ / "ssd");
+  Make(Fixed(256 << 10), 64 << 20, /*ssd=*/true);
+  ReadFile(200);
+  ExtentCounters c = Extents();
+  EXPECT_EQ(c.extents, 1u);
+  EXPECT_GE(c.kept_ssd_files, 30u);
+  EXPECT_EQ(c.kept_files, 0u);  // none in the RAM area: the SSD tier keeps them
+  // Served from the SSD tier in this mount, counted used.
+  std::vector<int> served;
+  for (int i = 190; i <= 210; ++i) {
+    if (i == 200) continue;
+    const int before = io_->reads.load();
+    ReadFile(i);
+    if (io_->reads.load() == before) served.push_back(i);
+  }
+  EXPECT_GE(served.size(), 10u);
+  EXPECT_EQ(Extents().used_files, served.size());
+  // A remount: the neighbours are still on the SSD tier, not read from the origin.
+  Make(Fixed(256 << 10), 64 << 20, /*ssd=*/true);
+  for (int i : served) ReadFile(i);
+  EXPECT_EQ(io_->reads.load(), 0);
+}
+
+TEST(ExtentOptionTest, ParsesAutoOffAndSizesAndRefusesTheRest) {
+  EXPECT_EQ(ParseExtentOption("auto")->mode, ExtentMode::kAuto);
+  EXPECT_EQ(ParseExtentOption("off")->mode, ExtentMode::kOff);
+  auto one = ParseExtentOption("1M");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->mode, ExtentMode::kFixed);
+  EXPECT_EQ(one->fixed_bytes, 1u << 20);
+  for (const char* bad : {"", "on", "4K", "1G", "-1M", "12Q"}) {
+    auto r = ParseExtentOption(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("extents must be"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mmfs::fs
