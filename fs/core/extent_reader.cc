@@ -19,6 +19,10 @@ constexpr uint64_t kMinGain = 4;
 constexpr uint64_t kExploreBytes = 256ull << 10;
 constexpr uint64_t kFirstExploreEvery = 16;
 constexpr double kExploreShare = 0.05;
+constexpr double kExpensiveRequest = 0.001;  // seconds: a request worth amortizing at once
+// Extent reads in flight at most: each holds its raw span and a copy of its files, up to twice
+// the extent; more misses at once read sample-sized.
+constexpr int kMaxInFlight = 2;
 // Area outcomes (used + wasted) folded into the used share at a time.
 constexpr uint64_t kJudgeBatch = 64;
 }  // namespace
@@ -63,8 +67,21 @@ ExtentReader::Plan::~Plan() {
 }
 
 void ExtentReader::EndPlan(Plan& plan) {
-  area_.EndLoad(plan.loading_);
+  if (!plan.loading_.empty()) area_.EndLoad(plan.loading_);
   plan.loading_.clear();
+  if (plan.in_flight_) in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  plan.in_flight_ = false;
+}
+
+void ExtentReader::Abandon(Plan& plan) {
+  EndPlan(plan);
+  plan.files.clear();
+  plan.owner_ = nullptr;
+}
+
+void ExtentReader::SetRoom() {
+  // The RAM tier's budget may have changed (memory pressure): the area follows at once.
+  area_.SetBudget(RamRoom());
 }
 
 uint64_t ExtentReader::RamRoom() const {
@@ -98,11 +115,11 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
   if (options_.mode == ExtentMode::kAuto) {
     cost = options_.cost ? options_.cost() : origin_.CostEstimate();
     // Samples of about one size read one at a time never show the model a slope, and what it
-    // learnt fades (its weights halve every 512 reads). So: until it first knows the origin,
-    // one miss in 16 reads an extent of 8 samples (at least 256 KiB), which gives it reads of
-    // another size; once it has known, its last estimate stands while it does not, and such
-    // probes come only as often as keeps their extra bytes under kExploreShare of the misses'
-    // (1 in ~140 for 58 KB samples), to keep the estimate fresh.
+    // learnt fades (its weights halve every 512 reads). So: until it first knows an origin
+    // whose requests are expensive, one miss in 16 reads an extent of 8 samples (at least
+    // 256 KiB), which gives it reads of another size; otherwise (cheap requests, or it has
+    // known and its last estimate stands meanwhile) such probes come only as often as keeps
+    // their extra bytes under kExploreShare of the misses' (1 in ~160 for 58 KB samples).
     const uint64_t explore_extent = std::max<uint64_t>(
         kExploreBytes, (2 * kMinGain * span + kMinFixed - 1) / kMinFixed * kMinFixed);
     bool explore = false;
@@ -111,16 +128,21 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
       if (cost.known) last_known_ = cost;
       const bool stale = !cost.known && last_known_.known;
       if (stale) cost = last_known_;
-      if (!cost.known || stale) {
-        const uint64_t every =
-            options_.explore_every > 0 ? options_.explore_every
-            : !cost.known
-                ? kFirstExploreEvery
-                : std::max<uint64_t>(kFirstExploreEvery,
-                                     static_cast<uint64_t>(
-                                         static_cast<double>(explore_extent - span) /
-                                         (kExploreShare * static_cast<double>(span))));
+      // A latency-bound estimate from sample reads alone asks for twice a sample: explore.
+      const bool stuck = cost.known && cost.latency_bound && cost.extent_bytes < kMinGain * span;
+      if (!cost.known || stale || stuck) {
+        // Fast while never known only where requests are expensive (a mean of a millisecond or
+        // more): elsewhere the probes' bytes would cost more than anything they could find.
+        const bool eager = !cost.known && !stale && cost.mean_seconds >= kExpensiveRequest;
+        const uint64_t rare = std::max<uint64_t>(
+            kFirstExploreEvery,
+            static_cast<uint64_t>(static_cast<double>(explore_extent - span) /
+                                  (kExploreShare * static_cast<double>(span))));
+        const uint64_t every = options_.explore_every > 0 ? options_.explore_every
+                               : eager                    ? kFirstExploreEvery
+                                                          : rare;
         explore = ++unknown_misses_ % every == 0;
+        if (stuck && !explore) cost.known = false;  // read sample-sized, as unknown
       }
     }
     if (explore) {
@@ -139,12 +161,16 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
   }
   // Room for the neighbours: the SSD tier while it admits and has space, else the part of the
   // RAM tier's budget it has not filled.
+  if (extent == 0) return plan;
   bool to_ssd = false;
   if (cache::CacheTier* ssd = tiers_.ssd(); ssd != nullptr) {
+    // Admitting, with space, and a write queue that takes the whole extent.
     const cache::TierCounters c = ssd->Counters();
-    to_ssd = !c.admission_paused && c.bytes_used + extent <= c.bytes_budget;
+    to_ssd = !c.admission_paused && c.bytes_used + extent <= c.bytes_budget &&
+             ssd->pending_bytes() + extent <= ssd->MaxEntryBytes();
   }
-  if (!to_ssd && RamRoom() < extent) {
+  const uint64_t room = RamRoom();
+  if (!to_ssd && room < extent) {
     skipped_no_room_.fetch_add(1, std::memory_order_relaxed);
     return plan;
   }
@@ -167,9 +193,20 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     }
   }
 
-  // The aligned window holding the sample, and the files wholly inside it. Entries of a shard
-  // lie in index order (the packer writes samples in path order); directories and empty files
-  // in between are stepped over.
+  // Memory: at most kMaxInFlight extents at once; the others read sample-sized.
+  if (in_flight_.fetch_add(1, std::memory_order_acq_rel) >= kMaxInFlight) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    skipped_busy_.fetch_add(1, std::memory_order_relaxed);
+    return plan;
+  }
+  plan.in_flight_ = true;
+  plan.owner_ = this;  // from here the plan's end releases what it took
+
+  // The aligned window holding the sample, and files wholly inside it: from the sample, the
+  // index's neighbours on each side for as long as they lie in the window (within a directory
+  // index order is shard order, as the packer writes samples in path order; across directories
+  // it need not be, so the walk stops at the first file outside and may leave some of the
+  // window's files out). Directories and empty files in between are stepped over.
   const uint64_t window_start = span_start - span_start % extent;
   const uint64_t window_end = std::max(window_start + extent, span_end);
   const uint32_t shard = e.record.shard;
@@ -220,8 +257,8 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
   for (const auto& o : before) keys.push_back(o.index);
   for (const auto& o : after) keys.push_back(o.index);
   plan.loading_ = area_.BeginLoad(keys);
-  plan.owner_ = this;
   plan.to_ssd_ = to_ssd;
+  plan.room_ = room;
   uint64_t end = 0;
   for (const auto& f : plan.files) end = std::max<uint64_t>(end, f.record.data_offset + f.size());
   const uint64_t bytes = end - plan.files.front().record.data_offset;
@@ -238,15 +275,18 @@ void ExtentReader::Keep(const Plan& plan, const format::Entry& neighbour, cache:
   if (plan.to_ssd_) {
     cache::CacheTier* ssd = tiers_.ssd();
     if (ssd->Contains(key)) return;
-    on_ssd_[key].store(1, std::memory_order_relaxed);
-    kept_ssd_files_.fetch_add(1, std::memory_order_relaxed);
-    kept_ssd_bytes_.fetch_add(blob->size(), std::memory_order_relaxed);
+    const uint64_t bytes = blob->size();
     ssd->Insert(key, std::move(blob));
+    if (!ssd->Contains(key)) return;  // not admitted (paused, queue full, refused): not kept
+    on_ssd_[key].store(1, std::memory_order_release);
+    kept_ssd_files_.fetch_add(1, std::memory_order_relaxed);
+    kept_ssd_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     return;
   }
-  // The area lives in what the RAM tier has not filled: as the tier grows, the area shrinks and
-  // its oldest neighbours go (wasted), so it never takes the place of a file that was read.
-  area_.SetBudget(RamRoom());
+  // The area lives in what the RAM tier had not filled when the extent was planned: as the
+  // tier grows, the area shrinks (at the next miss) and its oldest neighbours go (wasted), so
+  // it never takes the place of a file that was read.
+  area_.SetBudget(plan.room_);
   area_.Put(key, std::move(blob), kAreaPattern);
 }
 
@@ -257,14 +297,14 @@ cache::Blob ExtentReader::Take(uint64_t key) {
   if (on_ssd_ != nullptr && key < dataset_.entry_count() &&
       on_ssd_[key].load(std::memory_order_relaxed) != 0) {
     if (cache::Blob b = tiers_.ssd()->Lookup(key)) {
-      NoteRead(key);
+      NoteSsdRead(key);
       return b;
     }
   }
   return nullptr;
 }
 
-void ExtentReader::NoteRead(uint64_t entry_index) {
+void ExtentReader::NoteSsdRead(uint64_t entry_index) {
   if (on_ssd_ == nullptr || entry_index >= dataset_.entry_count()) return;
   if (on_ssd_[entry_index].exchange(0, std::memory_order_relaxed) == 0) return;
   used_ssd_files_.fetch_add(1, std::memory_order_relaxed);
@@ -290,6 +330,7 @@ ExtentCounters ExtentReader::Counters() const {
   c.skipped_small = skipped_small_.load(std::memory_order_relaxed);
   c.skipped_no_room = skipped_no_room_.load(std::memory_order_relaxed);
   c.skipped_unused = skipped_unused_.load(std::memory_order_relaxed);
+  c.skipped_busy = skipped_busy_.load(std::memory_order_relaxed);
   c.area_bytes = area_.bytes_held();
   c.area_budget = area_.budget();
   c.last_extent_bytes = last_extent_.load(std::memory_order_relaxed);

@@ -27,15 +27,20 @@
 //    the tier grows (pushing its oldest neighbours out, counted wasted). A neighbour counts for
 //    the tier's admission only once a reader asks for it (Take, from the miss loader).
 //  - The extent is the aligned window of that size holding the sample (widened to the sample if
-//    the sample crosses its end); the files wholly inside it, in the sample's shard, are read in
-//    one request with the gaps between them.
+//    the sample crosses its end); from the sample, the index's neighbours on each side, in the
+//    sample's shard, for as long as they lie wholly inside it (index order is shard order within
+//    a directory, not always across directories: the walk stops at the first file outside), are
+//    read in one request with the gaps between them. At most two extent reads are in flight
+//    (each holds up to twice its size); a read that fails is retried as the sample alone.
 //
 // Counters: extents read and their bytes, probes, neighbours kept (RAM area, SSD), used and
 // wasted, and why misses were read sample-sized.
 //
 // Ownership: borrows the dataset, the origin reader and the tier stack (which must outlive it);
 // owns the neighbour area.
-// Thread-safety: all methods are thread-safe (the policy state under one leaf mutex).
+// A Plan is used by the one thread that planned it and must not outlive its ExtentReader.
+// Thread-safety: all methods are thread-safe (the policy state under one mutex, taken before
+// the area's).
 #pragma once
 
 #include <atomic>
@@ -76,9 +81,11 @@ class ExtentReader {
 
    private:
     friend class ExtentReader;
-    ExtentReader* owner_ = nullptr;
+    ExtentReader* owner_ = nullptr;  // set once the plan holds something to release
     std::vector<uint64_t> loading_;  // neighbour keys announced to the area
     bool to_ssd_ = false;
+    bool in_flight_ = false;  // counts against kMaxInFlight
+    uint64_t room_ = 0;       // what the RAM tier had not filled when planned
   };
 
   // What to read for a miss of `e`, whose sample read would be `members` (back to back in one
@@ -90,12 +97,15 @@ class ExtentReader {
   // The neighbour kept for `key` in the RAM area (counted used; waits for an extent in flight),
   // or null.
   cache::Blob Take(uint64_t key);
-  // Whether the RAM area holds `key` or an extent read in flight will bring it (so the
-  // prefetcher need not read it).
-  bool Holds(uint64_t key) const { return area_.Contains(key); }
-  // A READ at offset 0 of original `entry_index`: a neighbour written to the SSD tier counts as
-  // used when its first reader comes.
-  void NoteRead(uint64_t entry_index);
+
+  // The extent read of `plan` failed: its waiters are released and the caller reads the sample
+  // alone (a bad spot in a neighbour must not cost the sample its read).
+  void Abandon(Plan& plan);
+  // A READ at offset 0 of original `entry_index` that the SSD tier served: a neighbour written
+  // there counts as used when its first reader comes.
+  void NoteSsdRead(uint64_t entry_index);
+  // The RAM tier's budget changed (memory pressure): the area's room follows at once.
+  void SetRoom();
   ExtentCounters Counters() const;
 
  private:
@@ -114,7 +124,9 @@ class ExtentReader {
   // With an SSD tier: 1 for an original written through as a neighbour and not read since.
   std::unique_ptr<std::atomic<uint8_t>[]> on_ssd_;
 
-  mutable std::mutex mu_;  // leaf: guards the policy state below
+  // Guards the policy state below. Lock order: mu_, then area_'s own mutex (UpdateUsedShare
+  // reads the area's counters); nothing takes them the other way.
+  mutable std::mutex mu_;
   double used_share_ = 1;  // optimistic until neighbours have been judged
   uint64_t judged_used_ = 0, judged_wasted_ = 0;  // area counts already folded in
   uint64_t misses_since_probe_ = 0;
@@ -125,7 +137,8 @@ class ExtentReader {
   std::atomic<uint64_t> kept_ssd_files_{0}, kept_ssd_bytes_{0};
   std::atomic<uint64_t> used_ssd_files_{0}, used_ssd_bytes_{0};
   std::atomic<uint64_t> skipped_unknown_{0}, skipped_small_{0}, skipped_no_room_{0},
-      skipped_unused_{0};
+      skipped_unused_{0}, skipped_busy_{0};
+  std::atomic<int> in_flight_{0};  // extent reads planned and not yet ended
 };
 
 }  // namespace mmfs::fs

@@ -45,6 +45,7 @@ struct ExtentCounters {
   // Misses read sample-sized, by why: the origin's cost not known yet, an extent no larger than
   // a sample would pay, no room to keep neighbours, neighbours too rarely used.
   uint64_t skipped_unknown = 0, skipped_small = 0, skipped_no_room = 0, skipped_unused = 0;
+  uint64_t skipped_busy = 0;  // two extent reads were in flight already (their memory)
   uint64_t area_bytes = 0, area_budget = 0;  // the RAM area now
   double used_share = 1;                     // recent used / (used + wasted) of the RAM area
   uint64_t last_extent_bytes = 0;            // the size of the last extent read

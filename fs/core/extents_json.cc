@@ -42,7 +42,8 @@ json ExtentsToJson(const ExtentCounters& c) {
            {{"cost_unknown", c.skipped_unknown},
             {"extent_too_small", c.skipped_small},
             {"no_room", c.skipped_no_room},
-            {"neighbours_unused", c.skipped_unused}}}};
+            {"neighbours_unused", c.skipped_unused},
+            {"busy", c.skipped_busy}}}};
 }
 
 ExtentCounters ExtentsFromJson(const json& j) {
@@ -66,6 +67,7 @@ ExtentCounters ExtentsFromJson(const json& j) {
     Read(r, "extent_too_small", &c.skipped_small);
     Read(r, "no_room", &c.skipped_no_room);
     Read(r, "neighbours_unused", &c.skipped_unused);
+    Read(r, "busy", &c.skipped_busy);
   }
   return c;
 }

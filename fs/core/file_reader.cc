@@ -37,8 +37,9 @@ bool FileReader::LoadsWhole(uint64_t size) const {
 
 Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
   if (cache::Blob b = prefetcher_.Take(f.key)) return b;
-  // Neighbours an extent read kept are originals, keyed by entry.
-  if (f.tree == 0) {
+  // Neighbours an extent read kept are originals, keyed by entry (in any tree: an original's
+  // key is its entry's, a resized file's a ViewKey).
+  if (!IsViewKey(f.key)) {
     if (cache::Blob b = extents_.Take(f.key)) return b;
   }
   std::vector<format::Entry> base = origin_.SampleMembers(f.entry, prefetcher_.FileLimit());
@@ -81,17 +82,20 @@ Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
     // From a slow origin, the extent around the sample, in one read (extent_reader.h).
     ExtentReader::Plan extent = extents_.PlanMiss(f.entry, base);
     const uint64_t first_member = base.front().index, last_member = base.back().index;
-    wanted = origin_.LoadSample(
-        f.entry, extent.empty() ? base : extent.files,
-        [&](const format::Entry& m, cache::Blob blob) {
-          if (m.index < first_member || m.index > last_member) {
-            if (cluster != nullptr) cluster->Insert(m.index, blob);  // other hosts' too
-            extents_.Keep(extent, m, std::move(blob));
-            return;
-          }
-          if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
-          prefetcher_.PutMember(m.index, std::move(blob));
-        });
+    auto found = [&](const format::Entry& m, cache::Blob blob) {
+      if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
+      if (m.index < first_member || m.index > last_member) {
+        extents_.Keep(extent, m, std::move(blob));
+      } else {
+        prefetcher_.PutMember(m.index, std::move(blob));
+      }
+    };
+    wanted = origin_.LoadSample(f.entry, extent.empty() ? base : extent.files, found);
+    if (!wanted.ok() && !extent.empty() && wanted.status().code() == StatusCode::kIoError) {
+      // A bad spot anywhere in the extent must not cost this sample its read: read it alone.
+      extents_.Abandon(extent);
+      wanted = origin_.LoadSample(f.entry, base, found);
+    }
   } else {
     wanted = LoadViewSample(f, members);
   }
@@ -188,7 +192,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
   if (offset == 0) {
     // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
     ram_what_if_.Record(f.key, file_size);
-    if (f.tree == 0) extents_.NoteRead(f.entry.index);
+    if (!IsViewKey(f.key) && tiers_.ssd() != nullptr && served_by == 1) {
+      extents_.NoteSsdRead(f.entry.index);
+    }
     if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
   }
   if (!blob.ok()) return blob.status();
@@ -209,6 +215,7 @@ void FileReader::SetMemoryTargets(const MemoryTargets& t) {
                          t.prefetch_bytes < prefetcher_.budget() ||
                          t.read_buffer_bytes < read_buffer.budget();
   tiers_.ram().SetBudget(t.ram_cache_bytes);
+  extents_.SetRoom();  // the neighbour area lives in what the tier has not filled
   prefetcher_.SetBudget(t.prefetch_bytes, t.push);
   read_buffer.SetBudget(t.read_buffer_bytes);
   // Freed small blobs stay in the allocator's arenas; hand them back to the kernel.

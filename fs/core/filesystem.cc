@@ -53,7 +53,7 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   view_files_ = std::make_unique<ViewFiles>(*dataset_, std::move(view_set), options_.root_view,
                                             *origin_);
   extents_ = std::make_unique<ExtentReader>(*dataset_, *origin_, *tiers_, options_.extents);
-  po.held_elsewhere = [extents = extents_.get()](uint64_t key) { return extents->Holds(key); };
+  po.take_elsewhere = [extents = extents_.get()](uint64_t key) { return extents->Take(key); };
   prefetcher_ = std::make_unique<Prefetcher>(*dataset_, *origin_, *view_files_, *tiers_, po);
   reader_ = std::make_unique<FileReader>(*dataset_, *tiers_, *origin_, *view_files_, *prefetcher_,
                                          *extents_, options_.max_cached_file_bytes);

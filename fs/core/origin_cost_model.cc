@@ -24,21 +24,21 @@ void OriginCostModel::Observe(uint64_t bytes, double seconds) {
   xy_ = xy_ * decay_ + x * seconds;
   yy_ = yy_ * decay_ + seconds * seconds;
   max_x_ = std::max(x, max_x_ * decay_);
-  if (seconds > 0) max_rate_ = std::max(x / seconds, max_rate_ * decay_);
   ++reads_;
 }
 
 OriginCostEstimate OriginCostModel::Estimate() const {
   OriginCostEstimate e;
   e.extent_bytes = options_.min_extent;
-  double w, x, y, xx, xy, yy, max_x, max_rate;
+  double w, x, y, xx, xy, yy, max_x;
   {
     std::lock_guard<std::mutex> lock(mu_);
     e.reads = reads_;
-    w = w_, x = x_, y = y_, xx = xx_, xy = xy_, yy = yy_, max_x = max_x_, max_rate = max_rate_;
+    w = w_, x = x_, y = y_, xx = xx_, xy = xy_, yy = yy_, max_x = max_x_;
   }
   if (e.reads < options_.min_reads || w <= 0) return e;
   const double mean_x = x / w, mean_y = y / w;
+  e.mean_seconds = mean_y;
   const double var_x = xx / w - mean_x * mean_x;    // MiB^2
   const double cov = xy / w - mean_x * mean_y;       // MiB x seconds
   // Reads of one size cannot tell latency from bandwidth.
@@ -67,7 +67,9 @@ OriginCostEstimate OriginCostModel::Estimate() const {
     e.known = true;
     e.latency_bound = true;
     e.latency_seconds = mean_y;
-    e.bandwidth_bytes_per_second = max_rate * kMiB;
+    // Bytes over all the time they took, latency included: a lower bound of the bandwidth (a
+    // burst's best read would overstate it, and make every extent look as if it paid).
+    e.bandwidth_bytes_per_second = y > 0 ? x / y * kMiB : 0;
     uint64_t extent = static_cast<uint64_t>(
         std::clamp(2 * max_x * kMiB, static_cast<double>(options_.min_extent),
                    static_cast<double>(options_.max_extent)));

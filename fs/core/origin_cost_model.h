@@ -21,9 +21,9 @@
 // (slope + 3 standard errors) makes the largest read's transfer under a tenth of a request, or
 // when requests take a millisecond or more on average (an IOPS throttle answers in bursts, so
 // that single reads' times are mostly noise: 0.1 ms or 300 ms at 100 IOPS), the estimate is
-// `latency_bound`: the latency is the mean time, the bandwidth the best throughput
-// seen (a lower bound), and the extent twice the largest read seen, so that reads of that size,
-// once made, show where the transfer starts to count.
+// `latency_bound`: the latency is the mean time, the bandwidth the bytes read over the time
+// they took (a lower bound), and the extent twice the largest read seen, so that reads of that
+// size, once made, show where the transfer starts to count.
 //
 // Thread-safety: all methods are thread-safe (one mutex, taken once per origin read).
 #pragma once
@@ -50,6 +50,7 @@ struct OriginCostEstimate {
   double bandwidth_bytes_per_second = 0;
   uint64_t extent_bytes = 0;          // the read size that pays (min_extent while not known)
   uint64_t reads = 0;                 // observations so far
+  double mean_seconds = 0;            // a read's mean time (set once there are min_reads)
 };
 
 class OriginCostModel {
@@ -66,8 +67,7 @@ class OriginCostModel {
   mutable std::mutex mu_;
   // Decayed sums over the observations (x = MiB read, y = seconds), guarded by mu_.
   double w_ = 0, x_ = 0, y_ = 0, xx_ = 0, xy_ = 0, yy_ = 0;
-  // Decayed maxima: the largest read (MiB) and the best throughput (MiB/s) seen.
-  double max_x_ = 0, max_rate_ = 0;
+  double max_x_ = 0;  // the largest read seen (MiB), decayed like the sums
   uint64_t reads_ = 0;
 };
 

@@ -96,6 +96,7 @@ Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
                                              const Found& other) {
   // The span covering every member, whatever their order (an extent's files need not be back
   // to back, and two entries may share bytes).
+  if (members.empty()) return Status::InvalidArgument("a sample read with no files");
   uint64_t start = UINT64_MAX, end = 0;
   for (const format::Entry& m : members) {
     start = std::min<uint64_t>(start, m.record.data_offset);

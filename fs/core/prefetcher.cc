@@ -137,7 +137,12 @@ void Prefetcher::RunJob(const cache::PrefetchJob& job) {
   std::vector<uint64_t> candidates;
   for (uint64_t k : job.keys) {
     if (tiers_.ram().Contains(k)) continue;
-    if (options_.held_elsewhere && options_.held_elsewhere(k)) continue;
+    if (options_.take_elsewhere) {
+      if (cache::Blob b = options_.take_elsewhere(k)) {
+        buffer_.Put(k, std::move(b), job.pattern);
+        continue;
+      }
+    }
     candidates.push_back(k);
   }
   std::vector<uint64_t> mine = buffer_.BeginLoad(candidates);

@@ -52,9 +52,10 @@ struct PrefetcherOptions {
   uint64_t max_cached_file_bytes = 64ull << 20;
   cache::ReadaheadConfig readahead;
   std::string mountpoint;  // hint lines may be absolute paths under it
-  // Keys another room already holds for their reader (the extent reader's neighbours, loaded or
-  // in flight): not read from the origin again. Empty: none.
-  std::function<bool(uint64_t key)> held_elsewhere;
+  // The blob another room holds for `key`'s reader (the extent reader's neighbours; waits for
+  // an extent in flight), taken, or null. A prediction found there is moved into the buffer,
+  // where the push can store it, instead of being read from the origin again. Empty: none.
+  std::function<cache::Blob(uint64_t key)> take_elsewhere;
 };
 
 class Prefetcher {

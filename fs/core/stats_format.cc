@@ -216,6 +216,7 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
         {"cost_model",
          {{"known", o.cost.known},
           {"latency_bound", o.cost.latency_bound},
+          {"mean_seconds", o.cost.mean_seconds},
           {"latency_seconds", o.cost.latency_seconds},
           {"bandwidth_bytes_per_second", o.cost.bandwidth_bytes_per_second},
           {"extent_bytes", o.cost.extent_bytes},

@@ -169,6 +169,7 @@ void OriginFromJson(const json& o, OriginStats* out) {
   const json& cost = Part(o, "cost_model");
   Read(cost, "known", &out->cost.known);
   Read(cost, "latency_bound", &out->cost.latency_bound);
+  Read(cost, "mean_seconds", &out->cost.mean_seconds);
   Read(cost, "latency_seconds", &out->cost.latency_seconds);
   Read(cost, "bandwidth_bytes_per_second", &out->cost.bandwidth_bytes_per_second);
   Read(cost, "extent_bytes", &out->cost.extent_bytes);

@@ -94,6 +94,8 @@ class ExtentReaderTest : public ::testing::Test {
     }
     FilesystemOptions options;
     options.ram_cache_bytes = ram;
+    // Sample members on; access patterns never fire here, as every read is of stream 0
+    // (unknown), so no prefetch worker reads at its own time and blurs the counts.
     options.readahead = true;
     options.extents = std::move(extents);
     auto io = std::make_unique<CountingIo>(**ds);
@@ -149,6 +151,9 @@ TEST_F(ExtentReaderTest, AMissReadsItsExtentAndItsNeighboursNeedNoOtherRead) {
   EXPECT_GE(c.kept_files, 30u);
   EXPECT_EQ(c.kept_ssd_files, 0u);
   EXPECT_EQ(c.mode, "256 KiB");
+  // The neighbours wait in the area, not in the RAM tier: they count for its admission only
+  // once a reader asks (the tier's residency, user.mmfs.resident, says "none" until then).
+  EXPECT_EQ(fs_->Stats().tiers.at(0).counters.entries, 1u);
   // The neighbours on both sides come from the area, checked, without an origin read.
   // However the window falls around file 300, at least 10 of the 20 files beside it are in it.
   int served = 0;
@@ -161,6 +166,8 @@ TEST_F(ExtentReaderTest, AMissReadsItsExtentAndItsNeighboursNeedNoOtherRead) {
   EXPECT_GE(served, 10);
   c = Extents();
   EXPECT_EQ(c.used_files, static_cast<uint64_t>(served));
+  // The 21 files read are in the tier now, and no neighbour that was not read.
+  EXPECT_EQ(fs_->Stats().tiers.at(0).counters.entries, 21u);
   EXPECT_EQ(c.wasted_files, 0u);
   EXPECT_LE(c.area_bytes, c.area_budget);
 }

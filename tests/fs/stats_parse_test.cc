@@ -34,9 +34,13 @@ StatsSnapshot Filled() {
   s.origin.streamed = {next(), next(), next(), next()};
   s.origin.rereads = {next(), next()};
   s.origin.cost = {true, true, 0.005, 2e8, next(), next()};
-  s.extents = {next(), next(), next(), next(), next(), next(), next(), next(), next(),
-               next(), next(), next(), next(), next(), next(), next(), next(),
-               0.375, next(), "1 MiB"};
+  s.extents = {.extents = next(), .extent_bytes = next(), .probes = next(),
+               .kept_files = next(), .kept_bytes = next(), .kept_ssd_files = next(),
+               .kept_ssd_bytes = next(), .used_files = next(), .used_bytes = next(),
+               .wasted_files = next(), .wasted_bytes = next(), .skipped_unknown = next(),
+               .skipped_small = next(), .skipped_no_room = next(), .skipped_unused = next(),
+               .skipped_busy = next(), .area_bytes = next(), .area_budget = next(),
+               .used_share = 0.375, .last_extent_bytes = next(), .mode = "1 MiB"};
   s.readahead.enabled = true;
   s.readahead.patterns = {{"hint", {next(), next(), next(), next(), next()}},
                           {"sequential", {next(), next(), next(), next(), next()}}};

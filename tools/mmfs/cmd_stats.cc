@@ -124,9 +124,10 @@ void PrintTiers(const fs::StatsSnapshot& s) {
                 FormatCount(x.wasted_files).c_str(), FormatBytes(x.wasted_bytes).c_str());
   }
   std::printf("            sample-sized misses: %s origin cost not known yet, %s extent no larger "
-              "than a sample, %s no room, %s neighbours unused\n",
+              "than a sample, %s no room, %s neighbours unused, %s two extents in flight\n",
               FormatCount(x.skipped_unknown).c_str(), FormatCount(x.skipped_small).c_str(),
-              FormatCount(x.skipped_no_room).c_str(), FormatCount(x.skipped_unused).c_str());
+              FormatCount(x.skipped_no_room).c_str(), FormatCount(x.skipped_unused).c_str(),
+              FormatCount(x.skipped_busy).c_str());
 }
 
 void PrintReadahead(const fs::StatsSnapshot& s) {
