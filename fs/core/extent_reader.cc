@@ -19,7 +19,11 @@ constexpr uint64_t kMinGain = 4;
 constexpr uint64_t kExploreBytes = 256ull << 10;
 constexpr uint64_t kFirstExploreEvery = 16;
 constexpr double kExploreShare = 0.05;
-constexpr double kExpensiveRequest = 0.001;  // seconds: a request worth amortizing at once
+constexpr double kExpensiveRequest = 0.001;
+// While neighbours are nearly all used, extents grow by doubling up to this many times the
+// model's size and this size.
+constexpr uint64_t kMaxGrowth = 64;
+constexpr uint64_t kMaxGrownExtent = 8ull << 20;  // seconds: a request worth amortizing at once
 // Extent reads in flight at most: each holds its raw span and a copy of its files, up to twice
 // the extent; more misses at once read sample-sized.
 constexpr int kMaxInFlight = 2;
@@ -96,6 +100,13 @@ void ExtentReader::UpdateUsedShare() {
   const double share = static_cast<double>(used) / static_cast<double>(used + wasted);
   // Half the weight on the newest batch: a change of workload shows within a few batches.
   used_share_ = 0.5 * used_share_ + 0.5 * share;
+  // Neighbours nearly all used: a larger extent costs less per byte a reader gets (its request
+  // is shared by more of them), whatever the model's knee; some unused: back towards it.
+  if (share >= 0.9) {
+    growth_ = std::min<uint64_t>(growth_ * 2, kMaxGrowth);
+  } else if (share < 0.5) {
+    growth_ = std::max<uint64_t>(growth_ / 2, 1);
+  }
   judged_used_ = c.used;
   judged_wasted_ = c.wasted;
 }
@@ -123,9 +134,12 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     const uint64_t explore_extent = std::max<uint64_t>(
         kExploreBytes, (2 * kMinGain * span + kMinFixed - 1) / kMinFixed * kMinFixed);
     bool explore = false;
+    uint64_t growth = 1;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (cost.known) last_known_ = cost;
+      UpdateUsedShare();
+      growth = growth_;
       const bool stale = !cost.known && last_known_.known;
       if (stale) cost = last_known_;
       // A latency-bound estimate from sample reads alone asks for twice a sample: explore.
@@ -134,10 +148,14 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
         // Fast while never known only where requests are expensive (a mean of a millisecond or
         // more): elsewhere the probes' bytes would cost more than anything they could find.
         const bool eager = !cost.known && !stale && cost.mean_seconds >= kExpensiveRequest;
+        // An origin last known not to pay (bandwidth-bound: there every byte is time) is
+        // re-checked five times more rarely.
+        const double share = stale && cost.extent_bytes < kMinGain * span ? kExploreShare / 5
+                                                                         : kExploreShare;
         const uint64_t rare = std::max<uint64_t>(
             kFirstExploreEvery,
             static_cast<uint64_t>(static_cast<double>(explore_extent - span) /
-                                  (kExploreShare * static_cast<double>(span))));
+                                  (share * static_cast<double>(span))));
         const uint64_t every = options_.explore_every > 0 ? options_.explore_every
                                : eager                    ? kFirstExploreEvery
                                                           : rare;
@@ -156,6 +174,11 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
       if (extent < kMinGain * span) {
         skipped_small_.fetch_add(1, std::memory_order_relaxed);
         return plan;
+      }
+      // Grown while the neighbours are used (UpdateUsedShare), up to the model's maximum.
+      if (growth > 1) {
+        extent = std::min<uint64_t>(extent * growth, kMaxGrownExtent);
+        extent -= extent % kMinFixed;
       }
     }
   }
@@ -214,6 +237,14 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     return o.record.shard == shard && o.record.data_offset >= window_start &&
            o.record.data_offset + o.size() <= window_end;
   };
+  // A file some tier or the area already holds ends the walk on its side: the extent is the
+  // run of files nobody has around the miss, so windows of different sizes (the estimate moves)
+  // and misses next to earlier extents do not read the same bytes again.
+  cache::CacheTier* ssd = tiers_.ssd();
+  auto held = [&](const format::Entry& o) {
+    return tiers_.ram().Contains(o.index) || area_.Contains(o.index) ||
+           (ssd != nullptr && ssd->Contains(o.index));
+  };
   const size_t max_others = options_.max_files > members.size()
                                 ? options_.max_files - members.size()
                                 : 0;
@@ -226,7 +257,7 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     auto o = dataset_.GetEntry(i - 1);
     if (!o.ok()) break;
     if (!o->is_regular() || o->size() == 0) continue;
-    if (!inside(*o)) break;
+    if (!inside(*o) || held(*o)) break;
     before.push_back(*o);
   }
   for (uint64_t i = members.back().index + 1;
@@ -236,7 +267,7 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     auto o = dataset_.GetEntry(i);
     if (!o.ok()) break;
     if (!o->is_regular() || o->size() == 0) continue;
-    if (!inside(*o)) break;
+    if (!inside(*o) || held(*o)) break;
     after.push_back(*o);
   }
   if (before.empty() && after.empty()) {

@@ -15,11 +15,15 @@
 //    neighbour saves a request (latency + its transfer), a wasted one cost its transfer, so an
 //    extent pays while the used share is above span / (span + latency x bandwidth). Below it the
 //    reader falls back to sample reads and probes with one extent every 64 misses, so it learns
-//    when the workload changes. Samples of about one size read one at a time show the model no
+//    when the workload changes. While the neighbours are nearly all used (a batch at 90% or
+//    more), the extent doubles, up to 64x the model's size and 8 MiB: a larger extent costs
+//    less per byte a reader gets, and the model's knee (bandwidth x latency) is only where
+//    transfer starts to count; a batch under 50% halves it back. Samples of about one size read one at a time show the model no
 //    slope: until it first knows the origin, one miss in 16 reads an extent of 8 samples (at
 //    least 256 KiB), a probe that gives it reads of another size. Once it has known, its last
 //    estimate stands while the fit fades, and probes come only as often as keeps their extra
-//    bytes under 5% of the misses', to keep it fresh.
+//    bytes under 5% of the misses' (1% where that estimate said extents do not pay), to keep it
+//    fresh.
 //  - Room: with an SSD tier that is admitting and not full, neighbours are written through to
 //    it (so a second epoch and a remount never touch the origin for them). Otherwise they wait
 //    in the neighbour area, a FIFO of the RAM side bounded by what the RAM tier has not filled
@@ -28,9 +32,10 @@
 //    the tier's admission only once a reader asks for it (Take, from the miss loader).
 //  - The extent is the aligned window of that size holding the sample (widened to the sample if
 //    the sample crosses its end); from the sample, the index's neighbours on each side, in the
-//    sample's shard, for as long as they lie wholly inside it (index order is shard order within
-//    a directory, not always across directories: the walk stops at the first file outside), are
-//    read in one request with the gaps between them. At most two extent reads are in flight
+//    sample's shard, for as long as they lie wholly inside it and no tier or the area holds them
+//    (index order is shard order within a directory, not always across directories: the walk
+//    stops at the first file outside or held), are read in one request with the gaps between
+//    them. So an extent never reads again what an earlier one brought, whatever their sizes. At most two extent reads are in flight
 //    (each holds up to twice its size); a read that fails is retried as the sample alone.
 //
 // Counters: extents read and their bytes, probes, neighbours kept (RAM area, SSD), used and
@@ -128,6 +133,7 @@ class ExtentReader {
   // reads the area's counters); nothing takes them the other way.
   mutable std::mutex mu_;
   double used_share_ = 1;  // optimistic until neighbours have been judged
+  uint64_t growth_ = 1;    // extents are the model's size times this (UpdateUsedShare)
   uint64_t judged_used_ = 0, judged_wasted_ = 0;  // area counts already folded in
   uint64_t misses_since_probe_ = 0;
   uint64_t unknown_misses_ = 0;     // misses while the origin's cost was not known (or stale)

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -216,6 +218,28 @@ TEST_F(ExtentReaderTest, AHardDiskGetsExtentsAndAShuffledPassReadsFarFewerTimesT
   EXPECT_GE(c.used_files, static_cast<uint64_t>(kFiles - 12));
   EXPECT_EQ(c.wasted_files, 0u);
   EXPECT_GE(c.used_share, 0.99);
+}
+
+TEST_F(ExtentReaderTest, ExtentsOfChangingSizesNeverReadAFileTwice) {
+  // The estimate moves as the model learns: windows of 64 KiB and 960 KiB, in turn, overlap. An
+  // extent stops at the files earlier ones brought, so no file is fetched twice.
+  auto calls = std::make_shared<int>(0);
+  ExtentOptions o;
+  o.cost = [calls] {
+    OriginCostEstimate e = HardDisk();
+    e.extent_bytes = (++*calls % 2 == 0) ? 64 << 10 : 15 * (64 << 10);
+    return e;
+  };
+  Make(std::move(o), 64 << 20);
+  std::vector<int> order(kFiles);
+  for (int i = 0; i < kFiles; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(11));
+  for (int i : order) ReadFile(i);
+  const StatsSnapshot s = fs_->Stats();
+  EXPECT_EQ(s.origin.rereads.files, 0u);
+  EXPECT_GT(s.extents.extents, 1u);
+  // Every file once, plus the LMDB pages between them: about 4 KiB a file.
+  EXPECT_LE(io_->bytes.load(), static_cast<uint64_t>(kFiles) * 4200) << io_->reads.load();
 }
 
 TEST_F(ExtentReaderTest, WithoutRoomInTheRamTierMissesAreSampleSized) {
