@@ -494,7 +494,8 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
                 r["daemon_peak_rss"] = daemon_rss
             if stats is not None:
                 r["mmfs_stats"] = {k: stats.get(k) for k in ("origin", "readahead", "memory",
-                                                             "cache", "tiers") if k in stats}
+                                                             "extents", "cache", "tiers")
+                                   if k in stats}
             results[label] = r
             log(f"  equal memory {label}: epochs {[round(x, 2) for x in r['epoch_seconds']]}, "
                 f"origin MB {[round(x / 1e6) for x in r['origin_bytes']]}, "

@@ -62,8 +62,13 @@ ExtentReader::Plan::Plan(Plan&& other) noexcept
     : files(std::move(other.files)),
       owner_(other.owner_),
       loading_(std::move(other.loading_)),
-      to_ssd_(other.to_ssd_) {
+      to_ssd_(other.to_ssd_),
+      in_flight_(other.in_flight_),
+      room_(other.room_) {
+  // The moved-from plan releases nothing: its slot in flight and its waiters are this one's.
   other.owner_ = nullptr;
+  other.in_flight_ = false;
+  other.loading_.clear();
 }
 
 ExtentReader::Plan::~Plan() {

@@ -1,5 +1,7 @@
 #include "fs/core/extents_json.h"
 
+#include "fs/core/json_fields.h"
+
 namespace mmfs::fs {
 
 using nlohmann::json;
@@ -9,18 +11,12 @@ namespace {
 // A file count and its bytes.
 json Pair(uint64_t files, uint64_t bytes) { return {{"files", files}, {"bytes", bytes}}; }
 
-template <typename T>
-void Read(const json& j, const char* key, T* out) {
-  if (!j.is_object()) return;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  *out = it->get<T>();
-}
+using json_fields::Part;
+using json_fields::Read;
 
 void ReadPair(const json& j, const char* key, uint64_t* files, uint64_t* bytes) {
-  if (!j.is_object() || !j.contains(key)) return;
-  Read(j.at(key), "files", files);
-  Read(j.at(key), "bytes", bytes);
+  Read(Part(j, key), "files", files);
+  Read(Part(j, key), "bytes", bytes);
 }
 
 }  // namespace
@@ -61,14 +57,12 @@ ExtentCounters ExtentsFromJson(const json& j) {
   Read(j, "used_share", &c.used_share);
   Read(j, "area_bytes", &c.area_bytes);
   Read(j, "area_budget", &c.area_budget);
-  if (j.is_object() && j.contains("sample_reads")) {
-    const json& r = j.at("sample_reads");
-    Read(r, "cost_unknown", &c.skipped_unknown);
-    Read(r, "extent_too_small", &c.skipped_small);
-    Read(r, "no_room", &c.skipped_no_room);
-    Read(r, "neighbours_unused", &c.skipped_unused);
-    Read(r, "busy", &c.skipped_busy);
-  }
+  const json& r = Part(j, "sample_reads");
+  Read(r, "cost_unknown", &c.skipped_unknown);
+  Read(r, "extent_too_small", &c.skipped_small);
+  Read(r, "no_room", &c.skipped_no_room);
+  Read(r, "neighbours_unused", &c.skipped_unused);
+  Read(r, "busy", &c.skipped_busy);
   return c;
 }
 

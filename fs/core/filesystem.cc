@@ -20,6 +20,7 @@
 #include "fs/core/reader_accounting.h"
 #include "fs/core/reader_verdict.h"
 #include "fs/core/stats_format.h"
+#include "fs/core/stats_prometheus.h"
 #include "fs/core/view_files.h"
 #include "fs/core/view_namespace.h"
 #include "fs/core/warmup.h"

@@ -1,6 +1,6 @@
-// The two renderings of a StatsSnapshot (stats.h): the JSON document served as `.mmfs/stats`
-// (read by `mmfs stats`, `mmfs warmup`, tests, bench/*.py) and the Prometheus text exposition
-// format served as `.mmfs/metrics` (node_exporter's textfile collector, or a scraper).
+// The JSON rendering of a StatsSnapshot (stats.h): the document served as `.mmfs/stats` (read
+// by `mmfs stats`, `mmfs warmup`, tests, bench/*.py). The Prometheus rendering, served as
+// `.mmfs/metrics`, is stats_prometheus.h.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -15,7 +15,6 @@ namespace mmfs::fs {
 nlohmann::json StatsToJson(const StatsSnapshot& s);
 // StatsToJson, indented, with a final newline.
 std::string StatsJsonText(const StatsSnapshot& s);
-std::string StatsPrometheus(const StatsSnapshot& s);
 // The "memory" section alone.
 nlohmann::json MemoryJson(const MemoryStats& m);
 // What a governor (may be null) and the RSS report.

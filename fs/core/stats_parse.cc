@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fs/core/extents_json.h"
+#include "fs/core/json_fields.h"
 #include "fs/core/readers_json.h"
 
 namespace mmfs::fs {
@@ -12,22 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-// `*out` = j[key] when j is an object holding it; a value of the wrong kind throws.
-template <typename T>
-void Read(const json& j, const char* key, T* out) {
-  if (!j.is_object()) return;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  *out = it->get<T>();
-}
-
-// j[key], or an empty object: the parts a daemon may not have.
-const json& Part(const json& j, const char* key) {
-  static const json kEmpty = json::object();
-  if (!j.is_object()) return kEmpty;
-  auto it = j.find(key);
-  return it == j.end() ? kEmpty : *it;
-}
+using json_fields::Part;
+using json_fields::Read;
 
 cache::TierCounters TierFromJson(const json& t) {
   cache::TierCounters c;

@@ -13,6 +13,7 @@
 #include "fs/core/reader_verdict.h"
 #include "fs/core/readers_json.h"
 #include "fs/core/stats_format.h"
+#include "fs/core/stats_prometheus.h"
 
 namespace mmfs::fs {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "fs/core/filesystem.h"
 #include "fs/core/stats_format.h"
+#include "fs/core/stats_prometheus.h"
 #include "fs/format/view_set.h"
 #include "tests/fs/filesystem_helper.h"
 #include "tests/pack_helper.h"

@@ -33,6 +33,19 @@ uint64_t KeyValue(const std::string& text, const std::string& key) {
   return 0;
 }
 
+// Moves whatever is left in the group `dir` back to `root`'s, then removes the group once the
+// kernel has let go of it (polled with a deadline).
+void EmptyAndRemove(const std::string& dir, const std::string& root) {
+  WaitFor(
+      [&] {
+        std::istringstream in(ReadFile(dir + "/cgroup.procs"));
+        std::string pid;
+        while (in >> pid) Write(root + "/cgroup.procs", pid);
+        return ::rmdir(dir.c_str()) == 0 || errno == ENOENT;
+      },
+      20);
+}
+
 }  // namespace
 
 std::unique_ptr<MemoryCgroup> MemoryCgroup::Create(const std::string& name, uint64_t limit_bytes,
@@ -66,17 +79,7 @@ std::unique_ptr<MemoryCgroup> MemoryCgroup::Create(const std::string& name, uint
   return group;
 }
 
-MemoryCgroup::~MemoryCgroup() {
-  // Whatever is left goes back to the root group; then the group goes, once empty.
-  WaitFor(
-      [&] {
-        std::istringstream in(ReadFile(procs_file()));
-        std::string pid;
-        while (in >> pid) Write(root_ + "/cgroup.procs", pid);
-        return ::rmdir(dir_.c_str()) == 0 || errno == ENOENT;
-      },
-      20);
-}
+MemoryCgroup::~MemoryCgroup() { EmptyAndRemove(dir_, root_); }
 
 bool MemoryCgroup::Add(pid_t pid) const { return Write(procs_file(), std::to_string(pid)); }
 
@@ -122,15 +125,7 @@ std::unique_ptr<BlkioThrottle> BlkioThrottle::Create(const std::string& name,
 BlkioThrottle::~BlkioThrottle() {
   Write(dir_ + "/blkio.throttle.read_iops_device", device_ + " 0");
   Write(dir_ + "/blkio.throttle.read_bps_device", device_ + " 0");
-  const std::string root = "/sys/fs/cgroup/blkio";
-  WaitFor(
-      [&] {
-        std::istringstream in(ReadFile(procs_file()));
-        std::string pid;
-        while (in >> pid) Write(root + "/cgroup.procs", pid);
-        return ::rmdir(dir_.c_str()) == 0 || errno == ENOENT;
-      },
-      20);
+  EmptyAndRemove(dir_, "/sys/fs/cgroup/blkio");
 }
 
 }  // namespace mmfs::testing

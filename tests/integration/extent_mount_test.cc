@@ -44,14 +44,6 @@ std::string Contents(int i) {
   return s;
 }
 
-nlohmann::json StatsJson(const std::string& mnt) {
-  auto r = RunCommand({MmfsBinary(), "stats", "--json", mnt});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  auto j = nlohmann::json::parse(r.output, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.output;
-  return j;
-}
-
 class ExtentMountTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

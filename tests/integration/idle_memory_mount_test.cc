@@ -39,10 +39,8 @@ TEST(IdleMemoryMountTest, DaemonWithCachesEmptyStaysSmallAtTwentyThousandFiles) 
   const DaemonMemory idle = MemoryWhenServing(m.pid(), mnt);
   ASSERT_GT(idle.rss, 0u) << "the mount never answered";
   // Caches empty: nothing was read, so the tiers hold nothing and all of it is the daemon's.
-  auto stats = RunCommand({MmfsBinary(), "stats", "--json", mnt});
-  ASSERT_EQ(stats.exit_code, 0) << stats.output;
-  auto s = nlohmann::json::parse(stats.output, nullptr, false);
-  ASSERT_FALSE(s.is_discarded()) << stats.output;
+  const nlohmann::json s = StatsJson(mnt);
+  ASSERT_FALSE(s.is_discarded());
   EXPECT_GE(s["dataset"]["files"].get<uint64_t>(), 20000u) << s["dataset"].dump(2);
   for (const auto& tier : s["cache"]["tiers"]) EXPECT_EQ(tier["bytes_used"], 0) << tier.dump();
   // Run in the foreground, the daemon's VmRSS includes about 21 MiB of shared-library pages (the

@@ -56,14 +56,6 @@ uint64_t ReadUncachedSum(const std::string& path, size_t chunk, bool* ok) {
   return sum;
 }
 
-nlohmann::json StatsJson(const std::string& mnt) {
-  auto r = RunCommand({MmfsBinary(), "stats", "--json", mnt});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  auto j = nlohmann::json::parse(r.output, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.output;
-  return j;
-}
-
 // Every byte the daemon read from the shards: for READs (origin) and ahead of them (readahead).
 uint64_t OriginBytes(const nlohmann::json& s) {
   return s["origin"]["bytes"].get<uint64_t>() + s["readahead"]["bytes"].get<uint64_t>();

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -174,6 +176,14 @@ DaemonMemory MemoryWhenServing(pid_t pid, const std::string& mountpoint) {
       },
       30);
   return m;
+}
+
+nlohmann::json StatsJson(const std::string& mountpoint) {
+  auto r = RunCommand({MmfsBinary(), "stats", "--json", mountpoint});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.output;
+  return j;
 }
 
 }  // namespace mmfs::testing

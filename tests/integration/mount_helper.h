@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 // The ASan and TSan builds: their daemon carries the sanitizer's shadow memory and allocator, so
 // bounds on its memory describe the release build only (kSanitizedBuild skips them there).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -77,5 +79,9 @@ struct DaemonMemory {
   uint64_t anon = 0;  // RssAnon: its own, not shared libraries or mapped files
 };
 DaemonMemory MemoryWhenServing(pid_t pid, const std::string& mountpoint);
+
+// `mmfs stats --json MNT`, parsed; a failed command or unparsable output fails the test (non-
+// fatally: the caller's lookups then throw or compare against null) and returns a discarded value.
+nlohmann::json StatsJson(const std::string& mountpoint);
 
 }  // namespace mmfs::testing
