@@ -209,6 +209,18 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
                                 : 0;
     const double pays_above =
         transfer + cost.latency_seconds > 0 ? transfer / (transfer + cost.latency_seconds) : 1;
+    // The used share is learnt late: a neighbour counts as wasted only once the area pushes it
+    // out, which is when the tier has filled, a third of a shuffled epoch in after hundreds of
+    // extents. What the area can hold foretells it: in shuffled order a neighbour is read
+    // before it is pushed out about as often as the room covers what no tier holds yet.
+    const double unheld = static_cast<double>(
+        dataset_.manifest().total_bytes -
+        std::min(dataset_.manifest().total_bytes, tiers_.ram().Counters().bytes_used));
+    const double room_share = unheld > 0 ? std::min(1.0, static_cast<double>(room) / unheld) : 1;
+    if (room_share < pays_above) {
+      skipped_no_room_.fetch_add(1, std::memory_order_relaxed);
+      return plan;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     UpdateUsedShare();
     if (used_share_ < pays_above) {

@@ -29,7 +29,11 @@
 //    in the neighbour area, a FIFO of the RAM side bounded by what the RAM tier has not filled
 //    (budget less bytes used): it never evicts a file that was actually read, and it shrinks as
 //    the tier grows (pushing its oldest neighbours out, counted wasted). A neighbour counts for
-//    the tier's admission only once a reader asks for it (Take, from the miss loader).
+//    the tier's admission only once a reader asks for it (Take, from the miss loader). As the
+//    used share is only learnt when the area pushes neighbours out (late: once the tier has
+//    filled), `auto` also foretells it: in shuffled order about room / (dataset bytes the RAM
+//    tier lacks) of the neighbours are read before they go, and below the share that pays no
+//    extent is read (counted no_room).
 //  - The extent is the aligned window of that size holding the sample (widened to the sample if
 //    the sample crosses its end); from the sample, the index's neighbours on each side, in the
 //    sample's shard, for as long as they lie wholly inside it and no tier or the area holds them

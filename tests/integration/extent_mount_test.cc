@@ -127,10 +127,12 @@ TEST_F(ExtentMountTest, WhenNeighboursGoUnusedMissesFallBackToSampleReads) {
   const auto& x = s["extents"];
   const uint64_t demand = s["origin"]["by_cause"]["demand"]["reads"].get<uint64_t>();
   const auto& why = x["sample_reads"];
-  // The neighbours were pushed out unread, and then the misses were read sample-sized: the
-  // used share fell below what pays, or the extents the origin's cost asks for (they grow on a
-  // throttled volume) no longer fit in what the RAM tier has not filled.
-  EXPECT_GE(x["wasted"]["files"].get<uint64_t>(), 64u) << x.dump(2);
+  // The misses were read sample-sized: the room left beside a 3 MiB tier foretold that the
+  // neighbours would go unread (no_room), or once they had been pushed out unread the used
+  // share fell below what pays (neighbours_unused). Either way few neighbours were fetched in
+  // vain (judging by the used share alone, which learns only from neighbours pushed out, 64
+  // and more were).
+  EXPECT_LT(x["wasted"]["files"].get<uint64_t>(), 64u) << x.dump(2);
   const uint64_t fell_back =
       why["neighbours_unused"].get<uint64_t>() + why["no_room"].get<uint64_t>();
   EXPECT_GE(fell_back, static_cast<uint64_t>(read / 4)) << x.dump(2);
