@@ -29,6 +29,9 @@ constexpr uint64_t kMaxGrownExtent = 8ull << 20;  // seconds: a request worth am
 constexpr int kMaxInFlight = 2;
 // Area outcomes (used + wasted) folded into the used share at a time.
 constexpr uint64_t kJudgeBatch = 64;
+// Where the room foretells unused neighbours, one miss in this many times probe_every still
+// reads an extent, so a reader whose neighbours are used is found out (1 in 512 by default).
+constexpr uint64_t kForesightProbeFactor = 8;
 }  // namespace
 
 Result<ExtentOptions> ParseExtentOption(const std::string& value) {
@@ -210,20 +213,27 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     const double pays_above =
         transfer + cost.latency_seconds > 0 ? transfer / (transfer + cost.latency_seconds) : 1;
     // The used share is learnt late: a neighbour counts as wasted only once the area pushes it
-    // out, which is when the tier has filled, a third of a shuffled epoch in after hundreds of
-    // extents. What the area can hold foretells it: in shuffled order a neighbour is read
-    // before it is pushed out about as often as the room covers what no tier holds yet.
-    const double unheld = static_cast<double>(
-        dataset_.manifest().total_bytes -
-        std::min(dataset_.manifest().total_bytes, tiers_.ram().Counters().bytes_used));
+    // out, which is once the tier has filled, after hundreds of extents. What the area can hold
+    // foretells it: in shuffled order a neighbour is read before it is pushed out about as
+    // often as the room covers the dataset's bytes the RAM tier lacks. The foresight assumes
+    // shuffled order, so rare probes (kForesightProbeFactor times rarer than the used share's)
+    // go on measuring, and a measured share that pays (a reader in shard order, say) wins.
+    const uint64_t total = dataset_.manifest().total_bytes;
+    const double unheld =
+        static_cast<double>(total - std::min(total, tiers_.ram().Counters().bytes_used));
     const double room_share = unheld > 0 ? std::min(1.0, static_cast<double>(room) / unheld) : 1;
-    if (room_share < pays_above) {
-      skipped_no_room_.fetch_add(1, std::memory_order_relaxed);
-      return plan;
-    }
     std::lock_guard<std::mutex> lock(mu_);
     UpdateUsedShare();
-    if (used_share_ < pays_above) {
+    const bool measured_pays = judged_used_ + judged_wasted_ >= kJudgeBatch &&
+                               used_share_ >= pays_above;
+    if (room_share < pays_above && !measured_pays) {
+      if (++foresight_misses_ < kForesightProbeFactor * options_.probe_every) {
+        skipped_no_room_.fetch_add(1, std::memory_order_relaxed);
+        return plan;
+      }
+      foresight_misses_ = 0;
+      probe = true;
+    } else if (used_share_ < pays_above) {
       if (++misses_since_probe_ < options_.probe_every) {
         skipped_unused_.fetch_add(1, std::memory_order_relaxed);
         return plan;

@@ -33,7 +33,8 @@
 //    used share is only learnt when the area pushes neighbours out (late: once the tier has
 //    filled), `auto` also foretells it: in shuffled order about room / (dataset bytes the RAM
 //    tier lacks) of the neighbours are read before they go, and below the share that pays no
-//    extent is read (counted no_room).
+//    extent is read (counted no_room) but for a probe one miss in 512; a used share measured
+//    from such probes that pays (a reader in shard order) overrules the foresight.
 //  - The extent is the aligned window of that size holding the sample (widened to the sample if
 //    the sample crosses its end); from the sample, the index's neighbours on each side, in the
 //    sample's shard, for as long as they lie wholly inside it and no tier or the area holds them
@@ -140,6 +141,7 @@ class ExtentReader {
   uint64_t growth_ = 1;    // extents are the model's size times this (UpdateUsedShare)
   uint64_t judged_used_ = 0, judged_wasted_ = 0;  // area counts already folded in
   uint64_t misses_since_probe_ = 0;
+  uint64_t foresight_misses_ = 0;   // misses read sample-sized by the room's foresight
   uint64_t unknown_misses_ = 0;     // misses while the origin's cost was not known (or stale)
   OriginCostEstimate last_known_;   // the model's last known estimate
 

@@ -141,6 +141,11 @@ Result<Entry> Dataset::GetEntry(uint64_t index) const {
   if ((index == 0) != (r.name_len == 0)) return bad("only the root has an empty name");
   if (r.parent >= entry_count_) return bad("parent out of range");
   e.name = std::string_view(strings_ + r.name_offset, r.name_len);
+  // A name is one path component: the kernel refuses a listing with a '/' in a name, and a NUL
+  // would cut it short in every reader.
+  if (e.name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
+    return bad("a name holds '/' or NUL");
+  }
   switch (r.mode & kModeTypeMask) {
     case kModeDirectory:
       if (r.data_offset > entry_count_ || r.size > entry_count_ - r.data_offset) {
@@ -191,22 +196,15 @@ Result<Entry> Dataset::LookupChild(const Entry& dir, std::string_view name) cons
   return Status::NotFound(std::string(name));
 }
 
-void Dataset::AdviseChildren(const Entry& dir, int advice, size_t margin) const {
-  if (!dir.is_dir() || dir.child_count() == 0) return;
+Dataset::ChildSpans Dataset::SpansOfChildren(const Entry& dir) const {
+  ChildSpans spans;
+  if (!dir.is_dir() || dir.child_count() == 0) return spans;
   const uint64_t first = dir.first_child();
   const uint64_t count = dir.child_count();  // GetEntry checked the run lies inside the index
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  auto advise = [&](const char* begin, const char* end) {
-    const auto base = reinterpret_cast<uintptr_t>(index_map_);
-    const uintptr_t limit = base + index_map_size_;
-    const auto b = reinterpret_cast<uintptr_t>(begin);
-    const auto e = reinterpret_cast<uintptr_t>(end);
-    const uintptr_t from = (b - base > margin ? b - margin : base) & ~(page - 1);
-    const uintptr_t to = limit - e > margin ? e + margin : limit;
-    if (from < to) ::madvise(reinterpret_cast<void*>(from), to - from, advice);
-  };
+  const auto base = reinterpret_cast<const char*>(index_map_);
   const char* records = reinterpret_cast<const char*>(entries_ + first);
-  advise(records, records + count * sizeof(EntryRecord));
+  spans.records = {static_cast<uint64_t>(records - base),
+                   static_cast<uint64_t>(records - base) + count * sizeof(EntryRecord)};
   // The names of one run are written in the run's order (IndexBuilder): from the first child's
   // name to the end of the last child's. Reading both records waits for at most the first page
   // of the read just started. An index from another writer may order names otherwise; the span
@@ -215,11 +213,30 @@ void Dataset::AdviseChildren(const Entry& dir, int advice, size_t margin) const 
   const EntryRecord& b = entries_[first + count - 1];
   if (a.name_offset <= b.name_offset && b.name_offset <= strings_size_ &&
       b.name_len <= strings_size_ - b.name_offset) {
-    advise(strings_ + a.name_offset, strings_ + b.name_offset + b.name_len);
+    const auto names = static_cast<uint64_t>(strings_ - base);
+    spans.names = {names + a.name_offset, names + b.name_offset + b.name_len};
+  }
+  return spans;
+}
+
+void Dataset::Advise(SpanWindow::Span span, int advice, size_t margin) const {
+  if (span.empty()) return;
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t from = (span.begin > margin ? span.begin - margin : 0) & ~(page - 1);
+  const uint64_t to = std::min<uint64_t>(index_map_size_, span.end + margin);
+  if (from < to) {
+    ::madvise(const_cast<char*>(index_map_) + from, to - from, advice);
   }
 }
 
-void Dataset::PrefetchChildren(const Entry& dir) const { AdviseChildren(dir, MADV_WILLNEED, 0); }
+void Dataset::PrefetchChildren(const Entry& dir) const {
+  const ChildSpans spans = SpansOfChildren(dir);
+  // Each run and what follows it, once per window: the next directories of a walk are there.
+  Advise(record_window_.Want(spans.records.begin, spans.records.end, index_map_size_),
+         MADV_WILLNEED, 0);
+  Advise(name_window_.Want(spans.names.begin, spans.names.end, index_map_size_), MADV_WILLNEED,
+         0);
+}
 
 // Safe while other threads read the same pages: a read-only shared file mapping loses nothing,
 // and their next access maps the page again from the page cache (a minor fault). The margin is
@@ -227,7 +244,9 @@ void Dataset::PrefetchChildren(const Entry& dir) const { AdviseChildren(dir, MAD
 // around it too, so listing one directory maps the end of the span before it, already released;
 // measured, releasing the exact spans left 78 MB of a 76 MB index mapped after a 1M walk.
 void Dataset::ReleaseChildren(const Entry& dir) const {
-  AdviseChildren(dir, MADV_DONTNEED, kFaultAroundBytes);
+  const ChildSpans spans = SpansOfChildren(dir);
+  Advise(spans.records, MADV_DONTNEED, kFaultAroundBytes);
+  Advise(spans.names, MADV_DONTNEED, kFaultAroundBytes);
 }
 
 Result<std::string_view> Dataset::LinkTarget(const Entry& link) const {

@@ -14,6 +14,7 @@
 
 #include "fs/base/file_util.h"
 #include "fs/core/reader_accounting.h"
+#include "fs/fuse/dirent_encoder.h"
 #include "fs/fuse/errno_map.h"
 #include "fs/format/format.h"
 
@@ -301,29 +302,25 @@ template <bool kPlus>
 void DoReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
   FuseOpsConfig& cfg = Config(req);
   ReaderRequest counted(req, !cfg.fs->IsControl(ino));
-  // Not zero-filled: fuse_add_direntry writes every byte it counts, padding included.
+  // Not zero-filled: EncodeDirent and fuse_add_direntry_plus write every byte they count,
+  // padding included.
   auto buf = std::make_unique_for_overwrite<char[]>(size);
   size_t used = 0;
   uint64_t entries = 0;
-  char name_z[format::kMaxNameLength + 1];  // libfuse wants NUL-terminated names
   Status s = cfg.fs->ReadDir(
       ino, static_cast<uint64_t>(off),
       [&](std::string_view name, const Attr& attr, uint64_t next) {
-        const size_t len = std::min(name.size(), format::kMaxNameLength);
-        std::memcpy(name_z, name.data(), len);
-        name_z[len] = '\0';
+        name = name.substr(0, format::kMaxNameLength);
         size_t need;
         if constexpr (kPlus) {
+          char name_z[format::kMaxNameLength + 1];  // libfuse wants NUL-terminated names
+          std::memcpy(name_z, name.data(), name.size());
+          name_z[name.size()] = '\0';
           fuse_entry_param e = ToEntry(cfg, attr);
           need = fuse_add_direntry_plus(req, buf.get() + used, size - used, name_z, &e,
                                         static_cast<off_t>(next));
         } else {
-          // fuse_add_direntry reads only st_ino and the type bits of st_mode.
-          struct stat st;
-          st.st_ino = attr.ino;
-          st.st_mode = attr.mode;
-          need = fuse_add_direntry(req, buf.get() + used, size - used, name_z, &st,
-                                   static_cast<off_t>(next));
+          need = EncodeDirent(buf.get() + used, size - used, name, attr.ino, attr.mode, next);
         }
         if (need > size - used) return false;
         used += need;

@@ -238,6 +238,36 @@ TEST_F(DatasetTest, DamagedEntryRecordIsCorruptionNotACrash) {
   EXPECT_EQ(ds->GetEntry(1 << 30).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(DatasetTest, ANameWithASlashOrNulIsCorruption) {
+  uint32_t name_offset = 0, index_of_a = 0;
+  {
+    auto ds = Open();
+    auto a = ds->LookupChild(*ds->GetEntry(0), "a.txt");
+    ASSERT_TRUE(a.ok());
+    name_offset = a->record.name_offset;
+    index_of_a = a->index;
+  }
+  std::string index = dst() + "/index.mmfs";
+  int fd = ::open(index.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  IndexHeader h;
+  ASSERT_EQ(::pread(fd, &h, sizeof h, 0), static_cast<ssize_t>(sizeof h));
+  // "a/txt": a listing of it would make the kernel fail the whole READDIR.
+  ASSERT_EQ(::pwrite(fd, "/", 1, static_cast<off_t>(h.strings_offset + name_offset + 1)), 1);
+  {
+    auto ds = Open();
+    ASSERT_TRUE(ds);
+    auto e = ds->GetEntry(index_of_a);
+    EXPECT_EQ(e.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(e.status().message().find("'/' or NUL"), std::string::npos) << e.status().ToString();
+  }
+  ASSERT_EQ(::pwrite(fd, "\0", 1, static_cast<off_t>(h.strings_offset + name_offset + 1)), 1);
+  ::close(fd);
+  auto ds = Open();
+  ASSERT_TRUE(ds);
+  EXPECT_EQ(ds->GetEntry(index_of_a).status().code(), StatusCode::kCorruption);
+}
+
 TEST_F(DatasetTest, IndexOfWrongSizeRefused) {
   std::string index = dst() + "/index.mmfs";
   ASSERT_EQ(::truncate(index.c_str(), 10), 0);

@@ -265,6 +265,25 @@ TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
   EXPECT_EQ(Extents().extents, 1u);
 }
 
+TEST_F(ExtentReaderTest, ProbesOverruleTheForesightForAReaderInShardOrder) {
+  // Requests of 0.5 us at 200 MB/s: an extent pays only while 97% of its neighbours are used,
+  // and 1.7 MiB of room beside the 1.8 MB no tier holds foretells 94%: the foresight says no.
+  // Read in index order (shard order), every neighbour a probe brings is read next: the
+  // probes' measured share overrules the foresight and extents come back.
+  OriginCostEstimate fast = HardDisk();
+  fast.latency_seconds = 0.5e-6;
+  fast.extent_bytes = 64 << 10;
+  ExtentOptions o = Auto(fast);
+  o.probe_every = 1;  // foresight probes one miss in 8
+  Make(std::move(o), 1700 << 10);
+  for (int i = 0; i < kFiles; ++i) ReadFile(i);
+  const ExtentCounters c = Extents();
+  EXPECT_GT(c.skipped_no_room, 0u) << "the foresight held at first";
+  EXPECT_GE(c.used_files, 64u) << "the probes' neighbours were read";
+  EXPECT_GT(c.extents, c.probes) << "and extents came back beyond the probes";
+  EXPECT_LT(io_->reads.load(), kFiles / 2);
+}
+
 TEST_F(ExtentReaderTest, WithoutRoomInTheRamTierMissesAreSampleSized) {
   // A RAM tier smaller than one extent: the neighbours would have nowhere to wait.
   Make(Auto(HardDisk()), 256 << 10);

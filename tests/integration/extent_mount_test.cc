@@ -116,9 +116,9 @@ TEST_F(ExtentMountTest, AShuffledPassFromASlowOriginReadsExtentsAndFarFewerTimes
 TEST_F(ExtentMountTest, WhenNeighboursGoUnusedMissesFallBackToSampleReads) {
   // A reader of every 13th file only (a sparse subset, shuffled; 13 is prime to the 4
   // directories, so about one file in 13 of each directory's run), a RAM tier of 3 MiB, no SSD
-  // tier: the neighbours each extent brings are hardly ever asked for and are pushed out of the
-  // neighbour area unread; the daemon must notice and read sample-sized again, probing now and
-  // then.
+  // tier: the neighbours an extent would bring are hardly ever asked for, and the daemon must
+  // read sample-sized, either foretold by the room left beside the tier or learnt from
+  // neighbours pushed out of the area unread.
   ForegroundMount m(dst(), mnt(), {"--ram-cache", "3M"}, throttle_->procs_file());
   ASSERT_TRUE(m.mounted());
   const int read = (kFiles + 12) / 13;
