@@ -745,34 +745,49 @@ def million(args):
              "mmfs": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M"] + args.mmfs_option)}
     peers = [known[p]() for p in args.peers.split(",") if p in known]
     res = {"mount": {}, "list": {}, "list-warm": {}, "imagefolder": {}}
-    for p in peers:
-        p.stop()
-        drop_caches()
-        p.start()
-        try:
-            res["mount"][p.name] = {"seconds": p.mount_seconds}
-            pid = p.daemon_pid()
-            cpu0 = cpu_seconds(pid) if pid else None
-            cold, files = walk_seconds(p.root)
-            cold_cpu = cpu_seconds(pid) - cpu0 if pid else None
-            requests = mmfs_requests(p.root) if isinstance(p, Mmfs) else {}
-            warm, _ = walk_seconds(p.root)
-            r = run([PY, "-c", IMAGEFOLDER_1M, os.path.join(p.root, "train")])
-            folder = json.loads(r.stdout.strip().splitlines()[-1])
-            res["list"][p.name] = {"seconds": cold, "files": files}
-            res["list-warm"][p.name] = {"seconds": warm}
-            res["imagefolder"][p.name] = {"seconds": folder["seconds"]}
-            if pid:
-                res["list"][p.name].update(daemon_cpu_seconds=cold_cpu,
-                                           daemon_peak_rss=peak_rss(pid))
-            if requests:
-                res["list"][p.name]["requests"] = requests
-            log(f"  1M entries {p.name}: mount {p.mount_seconds:.3f} s, cold os.walk {cold:.2f} s "
-                f"({files} files), warm {warm:.2f} s, ImageFolder {folder['seconds']:.2f} s "
-                f"({folder['samples']}), daemon cpu {cold_cpu}, "
-                f"rss {res['list'][p.name].get('daemon_peak_rss')}, requests {requests}")
-        finally:
+    # --repeats rounds, the peers interleaved in each (the VM's noise drifts over minutes: a
+    # peer's runs side by side with the others' are what can be compared); medians reported.
+    runs = {p.name: {"mount": [], "cold": [], "warm": [], "folder": [], "cpu": []} for p in peers}
+    for rep in range(max(1, args.repeats)):
+        for p in peers:
             p.stop()
+            drop_caches()
+            p.start()
+            try:
+                pid = p.daemon_pid()
+                cpu0 = cpu_seconds(pid) if pid else None
+                cold, files = walk_seconds(p.root)
+                cold_cpu = cpu_seconds(pid) - cpu0 if pid else None
+                requests = mmfs_requests(p.root) if isinstance(p, Mmfs) else {}
+                warm, _ = walk_seconds(p.root)
+                r = run([PY, "-c", IMAGEFOLDER_1M, os.path.join(p.root, "train")])
+                folder = json.loads(r.stdout.strip().splitlines()[-1])
+                got = runs[p.name]
+                got["mount"].append(p.mount_seconds)
+                got["cold"].append(cold)
+                got["warm"].append(warm)
+                got["folder"].append(folder["seconds"])
+                if cold_cpu is not None:
+                    got["cpu"].append(cold_cpu)
+                res["mount"][p.name] = {"seconds": statistics.median(got["mount"]),
+                                        "runs": got["mount"]}
+                res["list"][p.name] = {"seconds": statistics.median(got["cold"]), "files": files,
+                                       "runs": got["cold"]}
+                res["list-warm"][p.name] = {"seconds": statistics.median(got["warm"]),
+                                            "runs": got["warm"]}
+                res["imagefolder"][p.name] = {"seconds": statistics.median(got["folder"]),
+                                              "runs": got["folder"]}
+                if pid:
+                    res["list"][p.name].update(daemon_cpu_seconds=statistics.median(got["cpu"]),
+                                               daemon_peak_rss=peak_rss(pid))
+                if requests:
+                    res["list"][p.name]["requests"] = requests
+                log(f"  1M entries {p.name} (round {rep + 1}): mount {p.mount_seconds:.3f} s, "
+                    f"cold os.walk {cold:.2f} s ({files} files), warm {warm:.2f} s, ImageFolder "
+                    f"{folder['seconds']:.2f} s ({folder['samples']}), daemon cpu {cold_cpu}, "
+                    f"rss {res['list'][p.name].get('daemon_peak_rss')}, requests {requests}")
+            finally:
+                p.stop()
     return res
 
 
