@@ -498,7 +498,9 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
                                    if k in stats}
             results[label] = r
             log(f"  equal memory {label}: epochs {[round(x, 2) for x in r['epoch_seconds']]}, "
-                f"origin MB {[round(x / 1e6) for x in r['origin_bytes']]}, "
+                f"origin MB {[round(x / 1e6) for x in r['origin_bytes']]}"
+                + (f" (daemon's shard MB {[round(x / 1e6) for x in r['daemon_origin_bytes']]})"
+                   if r.get("daemon_origin_bytes") else "") + ", "
                 f"{r['samples_per_second']:.0f} samples/s in epochs 2-3, cgroup peak "
                 f"{peak / 2**20:.0f} MiB" + (f", daemon peak RSS {daemon_rss / 2**20:.0f} MiB"
                                             if daemon_rss else ""))
@@ -1446,19 +1448,23 @@ def equal_memory_table(label, mode, res):
              f"everything (loader footprint {d['loader_footprint'] / 1e6:.0f} MB + data share; "
              f"dataset {d['bytes'] / 1e6:.0f} MB):", "",
              "| side | epochs (s) | epochs 2-3 (samples/s) | vs native | origin MB per epoch | "
-             "cgroup peak | daemon peak RSS |", "|---|---|---|---|---|---|---|"]
+             "daemon's shard MB per epoch | cgroup peak | daemon peak RSS |",
+             "|---|---|---|---|---|---|---|---|"]
     for k, v in res.items():
         if k == "dataset":
             continue
         if v.get("failed"):
-            lines.append(f"| {k} | failed (OOM kills: {v.get('oom_kills')}) | | | | | |")
+            lines.append(f"| {k} | failed (OOM kills: {v.get('oom_kills')}) | | | | | | |")
             continue
         ep = ", ".join(f"{x:.1f}" for x in v["epoch_seconds"])
         ratio = f"{base / v['seconds']:.2f}x" if base and v["seconds"] else "-"
         origin = " / ".join(f"{x / 1e6:.0f}" for x in v.get("origin_bytes", []))
+        # The daemon's own count of shard bytes (origin + readahead): without the blkio
+        # counter's block rounding and index reads.
+        shard = " / ".join(f"{x / 1e6:.0f}" for x in v.get("daemon_origin_bytes", [])) or "-"
         rss = v.get("daemon_peak_rss")
         lines.append(f"| {k} | {ep} | {v['samples_per_second']:.0f} | {ratio} | {origin} | "
-                     f"{v['cgroup_peak'] / 1e6:.0f} MB | "
+                     f"{shard} | {v['cgroup_peak'] / 1e6:.0f} MB | "
                      + (f"{rss / 1e6:.0f} MB |" if rss else "- |"))
     return lines
 

@@ -73,6 +73,19 @@ def read_bytes(io_stat, dev):
     return 0
 
 
+def daemon_origin_bytes(root):
+    """For an mmfs mount: the bytes its daemon read from the shards so far (for READs and ahead
+    of them), from ROOT/.mmfs/stats; None for anything else. Beside the blkio counter, which
+    also counts the O_DIRECT reads' rounding to blocks and the index, it shows what the cache
+    let through."""
+    path = os.path.join(root, ".mmfs", "stats")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        s = json.load(f)
+    return s["origin"]["bytes"] + s.get("readahead", {}).get("bytes", 0)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload")
@@ -149,9 +162,10 @@ def main():
                 with open(p, "rb") as f:
                     return len(f.read()), len(caption)
 
-        epochs, origin, partial = [], [], []
+        epochs, origin, partial, daemon = [], [], [], []
         for e in range(args.epochs):
             io0 = read_bytes(args.io_stat, args.io_dev) if args.io_stat else 0
+            d0 = daemon_origin_bytes(args.root)
             t0 = time.monotonic()
             g = torch.Generator().manual_seed(args.seed + e)
             if args.hint:
@@ -194,7 +208,11 @@ def main():
                 partial.append(None)
             if args.io_stat:
                 origin.append(read_bytes(args.io_stat, args.io_dev) - io0)
+            if d0 is not None:
+                daemon.append(daemon_origin_bytes(args.root) - d0)
         result.update(files=n, epoch_seconds=epochs)
+        if daemon:
+            result.update(daemon_origin_bytes=daemon)
         if any(partial):
             result.update(partial_epochs=partial)
         if args.io_stat:

@@ -213,20 +213,26 @@ ExtentReader::Plan ExtentReader::PlanMiss(const format::Entry& e,
     const double pays_above =
         transfer + cost.latency_seconds > 0 ? transfer / (transfer + cost.latency_seconds) : 1;
     // The used share is learnt late: a neighbour counts as wasted only once the area pushes it
-    // out, which is once the tier has filled, after hundreds of extents. What the area can hold
-    // foretells it: in shuffled order a neighbour is read before it is pushed out about as
-    // often as the room covers the dataset's bytes the RAM tier lacks. The foresight assumes
-    // shuffled order, so rare probes (kForesightProbeFactor times rarer than the used share's)
-    // go on measuring, and a measured share that pays (a reader in shard order, say) wins.
+    // out, after hundreds of extents. What the area can hold foretells it. In shuffled order
+    // the area is a cache of `room` bytes over the `unheld` bytes the RAM tier lacks: a read
+    // finds its file there about room / unheld of the time (h), and each miss brings `gain`
+    // neighbours' worth of bytes per byte it wanted, so of the neighbours brought about
+    // h / (gain x (1 - h)) are ever read; with room for all that is unheld, all of them. The
+    // foresight assumes shuffled order, so rare probes (kForesightProbeFactor times rarer than
+    // the used share's) go on measuring, and a measured share that pays (a reader in shard
+    // order, say) wins.
     const uint64_t total = dataset_.manifest().total_bytes;
     const double unheld =
         static_cast<double>(total - std::min(total, tiers_.ram().Counters().bytes_used));
-    const double room_share = unheld > 0 ? std::min(1.0, static_cast<double>(room) / unheld) : 1;
+    const double h = unheld > 0 ? static_cast<double>(room) / unheld : 1;
+    const double gain = extent > span ? static_cast<double>(extent - span) / span : 0;
+    const double foreseen =
+        !options_.foresee_use || h >= 1 || gain <= 0 ? 1 : std::min(1.0, h / (gain * (1 - h)));
     std::lock_guard<std::mutex> lock(mu_);
     UpdateUsedShare();
     const bool measured_pays = judged_used_ + judged_wasted_ >= kJudgeBatch &&
                                used_share_ >= pays_above;
-    if (room_share < pays_above && !measured_pays) {
+    if (foreseen < pays_above && !measured_pays) {
       if (++foresight_misses_ < kForesightProbeFactor * options_.probe_every) {
         skipped_no_room_.fetch_add(1, std::memory_order_relaxed);
         return plan;

@@ -30,11 +30,13 @@
 //    (budget less bytes used): it never evicts a file that was actually read, and it shrinks as
 //    the tier grows (pushing its oldest neighbours out, counted wasted). A neighbour counts for
 //    the tier's admission only once a reader asks for it (Take, from the miss loader). As the
-//    used share is only learnt when the area pushes neighbours out (late: once the tier has
-//    filled), `auto` also foretells it: in shuffled order about room / (dataset bytes the RAM
-//    tier lacks) of the neighbours are read before they go, and below the share that pays no
-//    extent is read (counted no_room) but for a probe one miss in 512; a used share measured
-//    from such probes that pays (a reader in shard order) overrules the foresight.
+//    used share is only learnt when the area pushes neighbours out (late: hundreds of extents
+//    in), `auto` also foretells it: in shuffled order the area is a cache of its room over the
+//    dataset bytes the RAM tier lacks, found by a read h = room / unheld of the time, so of
+//    the neighbours a miss brings (gain bytes for each byte wanted) h / (gain x (1 - h)) are
+//    read; below the share that pays no extent is read (counted no_room) but for a probe one
+//    miss in 512, and a used share measured from such probes that pays (a reader in shard
+//    order) overrules the foresight.
 //  - The extent is the aligned window of that size holding the sample (widened to the sample if
 //    the sample crosses its end); from the sample, the index's neighbours on each side, in the
 //    sample's shard, for as long as they lie wholly inside it and no tier or the area holds them

@@ -24,6 +24,9 @@ struct ExtentOptions {
   // While extents do not pay (auto), one miss in this many is read as an extent anyway, to see
   // whether its neighbours are used now.
   uint64_t probe_every = 64;
+  // Whether `auto` foretells the neighbours' use from the room beside the RAM tier (on; off in
+  // the tests of the used-share fall-back alone).
+  bool foresee_use = true;
   // While the origin's cost is not known (or only was), one miss in this many is a probe
   // extent; 0: one in 16 until first known, then as rarely as keeps the probes' extra bytes
   // under 5% of the misses'.

@@ -243,9 +243,10 @@ TEST_F(ExtentReaderTest, ExtentsOfChangingSizesNeverReadAFileTwice) {
 }
 
 TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
-  // 256 KiB of room beside 1.8 MB that no tier holds: in shuffled order about 14% of the
-  // neighbours would be read before the area pushed them out. With 50 us a request that does
-  // not pay (it takes 23%): no extent is read, foretold rather than learnt from waste.
+  // 256 KiB of room beside 1.8 MB that no tier holds (h = 14%), extents of ~20 files: in
+  // shuffled order under 1% of the neighbours would be read before the area pushed them out.
+  // With 50 us a request that does not pay (it takes 23%): no extent is read, foretold rather
+  // than learnt from waste.
   OriginCostEstimate fast = HardDisk();
   fast.latency_seconds = 50e-6;
   fast.extent_bytes = 64 << 10;
@@ -254,7 +255,7 @@ TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
   EXPECT_EQ(Extents().extents, 0u);
   EXPECT_EQ(Extents().wasted_files, 0u);
   EXPECT_EQ(Extents().skipped_no_room, static_cast<uint64_t>((kFiles + 36) / 37));
-  // With the same room, a hard disk's 5 ms requests pay at 0.3%: extents are read.
+  // With the same room, a hard disk's 5 ms requests pay from 0.3%: extents are read.
   Make(Auto([] {
          OriginCostEstimate disk = HardDisk();
          disk.extent_bytes = 64 << 10;
@@ -267,7 +268,7 @@ TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
 
 TEST_F(ExtentReaderTest, ProbesOverruleTheForesightForAReaderInShardOrder) {
   // Requests of 0.5 us at 200 MB/s: an extent pays only while 97% of its neighbours are used,
-  // and 1.7 MiB of room beside the 1.8 MB no tier holds foretells 94%: the foresight says no.
+  // and 1.7 MiB of room beside the 1.8 MB no tier holds foretells less: the foresight says no.
   // Read in index order (shard order), every neighbour a probe brings is read next: the
   // probes' measured share overrules the foresight and extents come back.
   OriginCostEstimate fast = HardDisk();
@@ -297,13 +298,14 @@ TEST_F(ExtentReaderTest, WithoutRoomInTheRamTierMissesAreSampleSized) {
 TEST_F(ExtentReaderTest, UnusedNeighboursTurnExtentsOffButProbesGoOn) {
   // Extents of 64 KiB (about 16 files) in a RAM tier with room for ~4 of them at once, read
   // with a stride of 37 files: every extent's neighbours are pushed out unread.
-  // A request of 500 us and 200 MB/s: an extent pays while over 3% of its neighbours are used,
-  // and the room (256 KiB of the 1.8 MB no tier holds, 14%) foretells enough: only the used
-  // share, learnt from the neighbours pushed out, can turn the extents off.
+  // A request of 500 us and 200 MB/s: an extent pays while over 3% of its neighbours are used.
+  // The room's foresight is off: only the used share, learnt from the neighbours pushed out,
+  // can turn the extents off here.
   OriginCostEstimate disk = HardDisk();
   disk.latency_seconds = 500e-6;
   disk.extent_bytes = 64 << 10;
   ExtentOptions o = Auto(disk);
+  o.foresee_use = false;
   o.probe_every = 8;
   Make(std::move(o), 256 << 10);
   for (int pass = 0; pass < 4; ++pass) {
