@@ -1,6 +1,8 @@
 #include "tools/view/image_resizer.h"
 
 #include <vips/vips.h>
+// After vips.h, which it needs: vips_vector_set_enabled.
+#include <vips/vector.h>
 
 #include <algorithm>
 #include <cstring>
@@ -110,6 +112,12 @@ Status InitImageLibrary() {
     }
     vips_concurrency_set(1);
     vips_cache_set_max(0);
+    // No liborc (SIMD code compiled at run time for reduce and convolution): freeing a compiled
+    // program while another thread frees or runs one crashes (orc_code_free from
+    // vips_vector_free in a g_object_unref, found in a core dump: `mmfs view add` segfaulted in
+    // about 1 run of 40-60 with our worker threads each resizing). The plain C paths give the
+    // same images.
+    vips_vector_set_enabled(FALSE);
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, DropWarning, nullptr);
   });
   return status;
