@@ -57,6 +57,14 @@ OriginCostEstimate HardDisk() {
   return e;
 }
 
+// HardDisk with requests of `latency` seconds and extents of 64 KiB (about 16 files).
+OriginCostEstimate SixteenFileExtents(double latency) {
+  OriginCostEstimate e = HardDisk();
+  e.latency_seconds = latency;
+  e.extent_bytes = 64 << 10;
+  return e;
+}
+
 std::string Name(int i) { return std::to_string(10000 + i) + ".txt"; }
 
 // What file i holds: distinct bytes, so a neighbour served from the wrong place shows.
@@ -247,21 +255,13 @@ TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
   // shuffled order under 1% of the neighbours would be read before the area pushed them out.
   // With 50 us a request that does not pay (it takes 23%): no extent is read, foretold rather
   // than learnt from waste.
-  OriginCostEstimate fast = HardDisk();
-  fast.latency_seconds = 50e-6;
-  fast.extent_bytes = 64 << 10;
-  Make(Auto(fast), 256 << 10);
+  Make(Auto(SixteenFileExtents(50e-6)), 256 << 10);
   for (int i = 0; i < kFiles; i += 37) ReadFile(i);
   EXPECT_EQ(Extents().extents, 0u);
   EXPECT_EQ(Extents().wasted_files, 0u);
   EXPECT_EQ(Extents().skipped_no_room, static_cast<uint64_t>((kFiles + 36) / 37));
   // With the same room, a hard disk's 5 ms requests pay from 0.3%: extents are read.
-  Make(Auto([] {
-         OriginCostEstimate disk = HardDisk();
-         disk.extent_bytes = 64 << 10;
-         return disk;
-       }()),
-       256 << 10);
+  Make(Auto(SixteenFileExtents(HardDisk().latency_seconds)), 256 << 10);
   ReadFile(100);
   EXPECT_EQ(Extents().extents, 1u);
 }
@@ -271,10 +271,7 @@ TEST_F(ExtentReaderTest, ProbesOverruleTheForesightForAReaderInShardOrder) {
   // and 1.7 MiB of room beside the 1.8 MB no tier holds foretells less: the foresight says no.
   // Read in index order (shard order), every neighbour a probe brings is read next: the
   // probes' measured share overrules the foresight and extents come back.
-  OriginCostEstimate fast = HardDisk();
-  fast.latency_seconds = 0.5e-6;
-  fast.extent_bytes = 64 << 10;
-  ExtentOptions o = Auto(fast);
+  ExtentOptions o = Auto(SixteenFileExtents(0.5e-6));
   o.probe_every = 1;  // foresight probes one miss in 8
   Make(std::move(o), 1700 << 10);
   for (int i = 0; i < kFiles; ++i) ReadFile(i);
@@ -301,10 +298,7 @@ TEST_F(ExtentReaderTest, UnusedNeighboursTurnExtentsOffButProbesGoOn) {
   // A request of 500 us and 200 MB/s: an extent pays while over 3% of its neighbours are used.
   // The room's foresight is off: only the used share, learnt from the neighbours pushed out,
   // can turn the extents off here.
-  OriginCostEstimate disk = HardDisk();
-  disk.latency_seconds = 500e-6;
-  disk.extent_bytes = 64 << 10;
-  ExtentOptions o = Auto(disk);
+  ExtentOptions o = Auto(SixteenFileExtents(500e-6));
   o.foresee_use = false;
   o.probe_every = 8;
   Make(std::move(o), 256 << 10);
