@@ -83,9 +83,7 @@ Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
     ExtentReader::Plan extent = extents_.PlanMiss(f.entry, base);
     const uint64_t first_member = base.front().index, last_member = base.back().index;
     auto found = [&](const format::Entry& m, cache::Blob blob) {
-      // Fill for other hosts, but not again with a file this host's RAM tier holds: it went
-      // to the cluster when it was first read.
-      if (cluster != nullptr && !tiers_.ram().Contains(m.index)) cluster->Insert(m.index, blob);
+      if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
       if (m.index < first_member || m.index > last_member) {
         extents_.Keep(extent, m, std::move(blob));
       } else {
