@@ -198,6 +198,7 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root) {
       s.reclaimable_bytes = KeyValue(*stat, "total_inactive_file").value_or(0);
       s.active_file_bytes = KeyValue(*stat, "total_active_file").value_or(0);
     }
+    s.kernel_reclaimable_bytes = ReadNumber(d + "/memory.kmem.usage_in_bytes").value_or(0);
     s.limit_events = ReadNumber(d + "/memory.failcnt").value_or(0);
     s.oom_kills = FileKeyValue(d + "/memory.oom_control", "oom_kill").value_or(0);
     // v1 has no per-cgroup PSI; the host's would mix in every other cgroup.
@@ -207,6 +208,7 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root) {
     if (stat) {
       s.reclaimable_bytes = KeyValue(*stat, "inactive_file").value_or(0);
       s.active_file_bytes = KeyValue(*stat, "active_file").value_or(0);
+      s.kernel_reclaimable_bytes = KeyValue(*stat, "slab_reclaimable").value_or(0);
     }
     auto events = Slurp(d + "/memory.events");
     if (events) {
@@ -229,6 +231,7 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root) {
   if (s.active_file_bytes > s.usage_bytes - s.reclaimable_bytes) {
     s.active_file_bytes = s.usage_bytes - s.reclaimable_bytes;
   }
+  s.kernel_reclaimable_bytes = std::min(s.kernel_reclaimable_bytes, s.non_file_bytes());
   return s;
 }
 

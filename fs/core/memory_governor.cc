@@ -114,8 +114,10 @@ Pressure MemoryGovernor::AssessWithin(const MemorySample& prev, const MemorySamp
   const uint64_t target = WithinTarget();
   const uint64_t anon = cur.unreclaimable_bytes();
   // Past half the page-cache share the kernel is close to having nothing left to reclaim.
+  // Judged with every kernel object counted: on cgroup v1 the reclaimable ones are an estimate
+  // (all of the kernel memory), and this check must not err on the side of an OOM kill.
   if (cur.oom_kills > prev.oom_kills ||
-      anon >= target + (plan_.limit_bytes - target) / 2 ||
+      cur.non_file_bytes() >= target + (plan_.limit_bytes - target) / 2 ||
       (cur.has_psi && cur.psi_full_avg10 >= 10.0)) {
     return Pressure::kCritical;
   }

@@ -61,6 +61,7 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                              {"shrinks", c.shrinks},
                              {"working_bytes", c.last.working_bytes()},
                              {"unreclaimable_bytes", c.last.unreclaimable_bytes()},
+                             {"kernel_reclaimable_bytes", c.last.kernel_reclaimable_bytes},
                              {"usage_bytes", c.last.usage_bytes},
                              {"limit_events", c.last.limit_events},
                              {"oom_kills", c.last.oom_kills},

@@ -132,8 +132,10 @@ MemoryStats MemoryFromJson(const json& j) {
   Read(p, "usage_bytes", &c.last.usage_bytes);
   Read(p, "working_bytes", &working);
   Read(p, "unreclaimable_bytes", &unreclaimable);
+  Read(p, "kernel_reclaimable_bytes", &c.last.kernel_reclaimable_bytes);
   c.last.reclaimable_bytes = c.last.usage_bytes > working ? c.last.usage_bytes - working : 0;
-  const uint64_t file = c.last.usage_bytes > unreclaimable ? c.last.usage_bytes - unreclaimable : 0;
+  const uint64_t non_file = unreclaimable + c.last.kernel_reclaimable_bytes;
+  const uint64_t file = c.last.usage_bytes > non_file ? c.last.usage_bytes - non_file : 0;
   c.last.active_file_bytes = file > c.last.reclaimable_bytes ? file - c.last.reclaimable_bytes : 0;
   Read(p, "limit_events", &c.last.limit_events);
   Read(p, "oom_kills", &c.last.oom_kills);

@@ -90,6 +90,7 @@ StatsSnapshot Filled() {
   g.last.usage_bytes = 1000000;
   g.last.reclaimable_bytes = 300000;
   g.last.active_file_bytes = 200000;
+  g.last.kernel_reclaimable_bytes = 50000;
   g.last.limit_events = next();
   g.last.oom_kills = next();
   g.last.has_psi = true;

@@ -202,9 +202,18 @@ void PrintMemory(const fs::MemoryStats& m) {
                 FormatBytes(daemon).c_str(), FormatBytes(b.page_cache_bytes).c_str());
   }
   const fs::GovernorCounters& g = m.governor;
-  std::printf("  pressure  %s (working set %s), RAM tier now %s, prefetch %s, read buffer %s, "
+  // With --memory the governor judges what reclaim cannot take back; else the working set.
+  std::string judged = "working set " + FormatBytes(g.last.working_bytes());
+  if (b.memory_bytes > 0) {
+    const uint64_t target =
+        b.limit_bytes > b.page_cache_bytes ? b.limit_bytes - b.page_cache_bytes : 0;
+    judged = "unreclaimable " + FormatBytes(g.last.unreclaimable_bytes()) + " of " +
+             FormatBytes(target) + ", kernel objects " +
+             FormatBytes(g.last.kernel_reclaimable_bytes);
+  }
+  std::printf("  pressure  %s (%s), RAM tier now %s, prefetch %s, read buffer %s, "
               "%s shrinks, push %s\n",
-              PressureName(g.level), FormatBytes(g.last.working_bytes()).c_str(),
+              PressureName(g.level), judged.c_str(),
               FormatBytes(g.targets.ram_cache_bytes).c_str(),
               FormatBytes(g.targets.prefetch_bytes).c_str(),
               FormatBytes(g.targets.read_buffer_bytes).c_str(), FormatCount(g.shrinks).c_str(),
