@@ -501,7 +501,7 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
             if daemon_rss is not None:
                 r["daemon_peak_rss"] = daemon_rss
             if stats is not None:
-                r["mmfs_stats"] = {k: stats.get(k) for k in ("origin", "readahead", "memory",
+                r["mmfs_stats"] = {k: stats.get(k) for k in ("origin", "readahead", "memory", "requests",
                                                              "extents", "cache", "tiers")
                                    if k in stats}
             results[label] = r

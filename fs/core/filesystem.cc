@@ -37,6 +37,10 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
   dataset_->AdviseRandomAccess();
   if (options_.direct_reads) dataset_->EnableDirectReads();
+  if (options_.lock_index) {
+    Status locked = dataset_->LockIndex();
+    if (!locked.ok()) spdlog::warn("index not locked in memory: {}", locked.message());
+  }
   OriginReaderOptions oo;
   oo.drop_origin_pages = options_.drop_origin_pages;
   oo.sample_members = options_.readahead;
@@ -391,6 +395,8 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.dataset = {dataset_->dir(), m.files, m.directories, m.samples, m.total_bytes,
                m.shards.size()};
   s.memory = MemoryStatsOf(ProcessResidentBytes(), governor_.load());
+  s.memory.index_bytes = m.index_size;
+  s.memory.index_locked = dataset_->index_locked();
   metrics_.Report(&s);
   s.read_buffer = origin_->read_buffer().Counters();
   origin_->Report(&s.origin);

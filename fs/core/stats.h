@@ -110,6 +110,9 @@ struct MemoryStats {
   uint64_t rss_bytes = 0;
   // Hold once: tier-held files dropped from the mount's page cache, and drops not done.
   uint64_t page_cache_drops = 0, page_cache_drops_skipped = 0;
+  // The mapped index: its size and whether its pages are locked once read (-o lock_index).
+  uint64_t index_bytes = 0;
+  bool index_locked = false;
   bool governed = false;  // the rest is set only with a governor
   MemoryBudget plan;
   GovernorCounters governor;

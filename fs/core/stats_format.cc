@@ -36,7 +36,8 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
   nlohmann::json j = {{"rss_bytes", m.rss_bytes},
                       {"hold_once",
                        {{"dropped_files", m.page_cache_drops},
-                        {"skipped", m.page_cache_drops_skipped}}}};
+                        {"skipped", m.page_cache_drops_skipped}}},
+                      {"index", {{"bytes", m.index_bytes}, {"locked", m.index_locked}}}};
   if (!m.governed) return j;
   const MemoryBudget& b = m.plan;
   j["budget"] = {{"source", b.source()},

@@ -96,6 +96,8 @@ MemoryStats MemoryFromJson(const json& j) {
   Read(j, "rss_bytes", &m.rss_bytes);
   Read(Part(j, "hold_once"), "dropped_files", &m.page_cache_drops);
   Read(Part(j, "hold_once"), "skipped", &m.page_cache_drops_skipped);
+  Read(Part(j, "index"), "bytes", &m.index_bytes);
+  Read(Part(j, "index"), "locked", &m.index_locked);
   if (!j.contains("budget")) return m;
   m.governed = true;
   const json& b = j.at("budget");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -45,6 +46,25 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
 
 Dataset::~Dataset() {
   if (index_map_ != nullptr) ::munmap(const_cast<char*>(index_map_), index_map_size_);
+}
+
+Status Dataset::LockIndex() {
+  if (index_locked_) return Status::Ok();
+  if (::mlock2(index_map_, index_map_size_, MLOCK_ONFAULT) != 0) {
+    const int err = errno;
+    Status failed =
+        Status::FromErrno(err, dir_ + "/" + manifest_.index_file + ": lock the index in memory");
+    if (err != ENOMEM && err != EPERM) return failed;
+    struct rlimit rl {};
+    ::getrlimit(RLIMIT_MEMLOCK, &rl);
+    return Status::ResourceExhausted(
+        failed.message() + " (the index is " + std::to_string(index_map_size_) +
+        " bytes; RLIMIT_MEMLOCK allows " +
+        (rl.rlim_cur == RLIM_INFINITY ? std::string("any size") : std::to_string(rl.rlim_cur)) +
+        " without CAP_IPC_LOCK: raise it with ulimit -l or systemd's LimitMEMLOCK=)");
+  }
+  index_locked_ = true;
+  return Status::Ok();
 }
 
 Status Dataset::OpenIndex() {

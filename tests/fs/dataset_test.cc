@@ -2,11 +2,16 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <lmdb.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +51,67 @@ class DatasetTest : public ::testing::Test {
   }
   TempDir tmp_;
 };
+
+// kB of the mapping of `path` in /proc/self/smaps that are locked; -1: no such mapping.
+long LockedKbOf(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  long locked = -1;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') != std::string::npos && line.find(' ') > line.find('-')) {
+      in = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(),
+                                                      path) == 0;
+    } else if (in && line.rfind("Locked:", 0) == 0) {
+      locked = std::max(locked, 0L) + std::stol(line.substr(7));
+    }
+  }
+  return locked;
+}
+
+TEST_F(DatasetTest, LockedIndexPagesStayLockedOnceRead) {
+  auto ds = Open();
+  ASSERT_NE(ds, nullptr);
+  const std::string index = std::filesystem::canonical(dst() + "/" + ds->manifest().index_file);
+  EXPECT_FALSE(ds->index_locked());
+  EXPECT_EQ(LockedKbOf(index), 0);
+  ASSERT_TRUE(ds->LockIndex().ok());
+  EXPECT_TRUE(ds->index_locked());
+  // Locked on fault: the pages read since are locked (the whole small index here).
+  for (uint64_t i = 0; i < ds->entry_count(); ++i) ASSERT_TRUE(ds->GetEntry(i).ok());
+  EXPECT_GT(LockedKbOf(index), 0);
+  EXPECT_TRUE(ds->LockIndex().ok());  // twice is fine
+}
+
+TEST_F(DatasetTest, IndexThatCannotBeLockedSaysWhyAndStillServes) {
+  auto ds = Open();
+  ASSERT_NE(ds, nullptr);
+  // In a child: no memlock allowance and no CAP_IPC_LOCK (root has it, and it overrides the
+  // limit), as for a user without either.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    struct rlimit none {0, 0};
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[2] = {};
+    if (::setrlimit(RLIMIT_MEMLOCK, &none) != 0) ::_exit(10);
+    if (::syscall(SYS_capget, &header, caps) != 0) ::_exit(11);
+    caps[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+    if (::syscall(SYS_capset, &header, caps) != 0) ::_exit(12);
+    Status s = ds->LockIndex();
+    if (s.ok() || ds->index_locked()) ::_exit(13);
+    if (s.message().find("RLIMIT_MEMLOCK") == std::string::npos ||
+        s.message().find(ds->manifest().index_file) == std::string::npos) {
+      ::_exit(14);
+    }
+    ::_exit(ds->GetEntry(0).ok() ? 0 : 15);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10-12: setup failed, 13: locked, 14: message, 15: read";
+}
 
 TEST_F(DatasetTest, RootChildrenSortedAndLookup) {
   auto ds = Open();

@@ -67,6 +67,8 @@ StatsSnapshot Filled() {
   s.memory.rss_bytes = next();
   s.memory.page_cache_drops = next();
   s.memory.page_cache_drops_skipped = next();
+  s.memory.index_bytes = next();
+  s.memory.index_locked = true;
   s.memory.governed = true;
   MemoryBudget& b = s.memory.plan;
   b.limit_bytes = next();

@@ -177,8 +177,10 @@ void PrintReadahead(const fs::StatsSnapshot& s) {
 
 void PrintMemory(const fs::MemoryStats& m) {
   std::printf("  memory    daemon RSS %s, %s tier-held files dropped from the page cache (held "
-              "once)\n",
-              FormatBytes(m.rss_bytes).c_str(), FormatCount(m.page_cache_drops).c_str());
+              "once), index %s %s\n",
+              FormatBytes(m.rss_bytes).c_str(), FormatCount(m.page_cache_drops).c_str(),
+              FormatBytes(m.index_bytes).c_str(),
+              m.index_locked ? "locked in memory" : "not locked (its pages may be evicted)");
   if (!m.governed) return;
   // The budget the daemon settled on at mount, and why.
   const MemoryBudget& b = m.plan;

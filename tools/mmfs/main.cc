@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
       "  hold_once=on|off (files the RAM tier holds leave the page cache after their READ;\n"
       "  default on with --memory),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
+      "  lock_index=on|off (keep the index's pages in memory once read),\n"
       "  opendir=on|off (on: an OPENDIR per listing; off, the default: the kernel keeps\n"
       "  listings without asking), readers=on|off (the Readers section of mmfs stats),\n"
       "  extents=auto|off|SIZE (a miss from a slow origin reads the shard extent around its\n"
