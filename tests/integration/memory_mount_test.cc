@@ -349,9 +349,12 @@ TEST_F(MemoryBudgetMountTest, ThreeShuffledEpochsWithinMemoryReadTheOriginOncePe
   const uint64_t page_cache = b["page_cache_bytes"].get<uint64_t>();
   EXPECT_GT(ram, 0u);
   EXPECT_LE(ram + b["reserved_bytes"].get<uint64_t>() + page_cache, memory);
+  // The index the plan reserves is locked once read (a small one fits any RLIMIT_MEMLOCK).
+  EXPECT_EQ(s["memory"]["index"]["locked"], true) << s["memory"].dump(2);
   auto human = RunCommand({MmfsBinary(), "stats", mnt()});
   EXPECT_NE(human.output.find("split     --memory 160 MiB: RAM tier"), std::string::npos)
       << human.output;
+  EXPECT_NE(human.output.find("locked in memory"), std::string::npos) << human.output;
   uint64_t dataset = 0;
   for (const std::string& n : names_) dataset += fsys::file_size(src() + "/" + n);
   std::vector<uint64_t> origin_per_epoch;
