@@ -18,9 +18,10 @@
 //   page cache included (issue 19): the plan splits it between the daemon's own needs, the
 //   prefetch and read buffers, a share left to the kernel for the mount's page cache (pushed
 //   files waiting for their reader, files the RAM tier does not hold, READs in flight) and the
-//   RAM tier, which gets the rest. The governor then keeps the daemon's unreclaimable memory
-//   (anonymous, not page cache) within the limit less that page-cache share, instead of 80% of
-//   the limit: in a container the loader shares the limit, and the page cache is what gives way.
+//   RAM tier, which gets the rest. The governor then keeps the cgroup's unreclaimable memory
+//   (neither page cache nor reclaimable kernel objects) within the limit less that page-cache
+//   share, instead of 80% of the limit: in a container the loader shares the limit, and the
+//   page cache is what gives way.
 // - SampleMemory and AssessPressure read and judge the pressure signals (the working set against
 //   the limit, limit hits, OOM kills, PSI where the cgroup has it), for fs/core/memory_governor.
 //

@@ -20,9 +20,10 @@ struct FilesystemOptions {
   // Read samples from the shards with O_DIRECT where the filesystem allows it: no page cache
   // work and no kernel copy for bytes the tiers keep anyway (format/dataset.h).
   bool direct_reads = true;
-  // Lock the index's pages in memory once read (format::Dataset::LockIndex): the plan reserves
-  // the index, and an evicted index page is a disk read inside a lookup.
-  bool lock_index = true;
+  // Lock the index's pages in memory once read (format::Dataset::LockIndex): an evicted index
+  // page is a disk read inside a lookup. The mount turns it on with --memory, whose plan
+  // reserves the index; locked pages are not given back after a listing (ReleaseChildren).
+  bool lock_index = false;
   // Readahead: a miss loads the file's whole sample (k.jpg brings k.txt, k.json) in one read and
   // keeps the other members in the prefetch buffer for their reader; access patterns and the
   // hint prefetch on the workers.

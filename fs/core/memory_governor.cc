@@ -49,22 +49,28 @@ void MemoryGovernor::Step(const MemorySample& sample) {
   }
   const uint64_t used = hooks_.ram_used ? hooks_.ram_used() : 0;
   // With --memory the page cache is what gives way: what reclaim cannot take back must stay
-  // below the limit less the page-cache share. Otherwise the working set below 80% of it.
-  const uint64_t target = plan_.explicit_memory()
-                              ? WithinTarget()
-                              : static_cast<uint64_t>(kHighFraction * static_cast<double>(limit));
-  const uint64_t working =
-      plan_.explicit_memory() ? sample.unreclaimable_bytes() : sample.working_bytes();
+  // below the limit less the page-cache share (WithinRoom). Otherwise the working set below 80%
+  // of the limit.
+  uint64_t over = 0, headroom = 0;
+  if (plan_.explicit_memory()) {
+    const Room room = WithinRoom(sample);
+    over = room.over;
+    headroom = room.headroom;
+  } else {
+    const auto target = static_cast<uint64_t>(kHighFraction * static_cast<double>(limit));
+    const uint64_t working = sample.working_bytes();
+    over = working > target ? working - target : 0;
+    headroom = target > working ? target - working : 0;
+  }
   auto halve = [](uint64_t b) { return std::max(kMinBufferBytes, b / 2); };
   if (level == Pressure::kCritical) {
     t.ram_cache_bytes = std::min(t.ram_cache_bytes, used / 2);
     t.prefetch_bytes = halve(t.prefetch_bytes);
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
-  } else if (working > target || level == Pressure::kHigh) {
+  } else if (over > 0 || level == Pressure::kHigh) {
     // Give back the excess over the target (at least an eighth: high PSI below the target).
     // With --memory just the excess: every byte evicted is a miss next epoch, and the target
     // already keeps the page-cache share free.
-    const uint64_t over = working > target ? working - target : 0;
     const uint64_t excess =
         plan_.explicit_memory() && over > 0 ? over : std::max(over, used / 8);
     t.ram_cache_bytes = std::min(t.ram_cache_bytes, used > excess ? used - excess : 0);
@@ -74,7 +80,6 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     // Grow by no more than the headroom, and no more than a step of the limit per sample: what
     // others allocate between two samples (a reader's batch) then finds room.
     const uint64_t step = std::max<uint64_t>(limit / kGrowthStepDivisor, 1);
-    const uint64_t headroom = target > working ? target - working : 0;
     // With --memory the headroom is measured to the limit less the page-cache share, which is
     // what absorbs others' allocations between two samples: no step. (A step also starved the
     // tier of files larger than a sixteenth of it: used + step stayed below what one shard
@@ -110,19 +115,45 @@ uint64_t MemoryGovernor::WithinTarget() const {
   return limit > plan_.page_cache_bytes ? limit - plan_.page_cache_bytes : 0;
 }
 
+uint64_t MemoryGovernor::KernelCeiling() const {
+  const uint64_t limit = plan_.limit_bytes;
+  const uint64_t keep = plan_.page_cache_bytes / 4;
+  return limit > keep ? limit - keep : 0;
+}
+
+MemoryGovernor::Room MemoryGovernor::WithinRoom(const MemorySample& s) const {
+  const uint64_t target = WithinTarget(), ceiling = KernelCeiling();
+  const uint64_t anon = s.unreclaimable_bytes(), non_file = s.non_file_bytes();
+  Room r;
+  const uint64_t anon_over = anon > target ? anon - target : 0;
+  const uint64_t all_over = non_file > ceiling ? non_file - ceiling : 0;
+  r.over = std::max(anon_over, all_over);
+  r.headroom = std::min(target > anon ? target - anon : 0,
+                        ceiling > non_file ? ceiling - non_file : 0);
+  return r;
+}
+
 Pressure MemoryGovernor::AssessWithin(const MemorySample& prev, const MemorySample& cur) const {
   const uint64_t target = WithinTarget();
-  const uint64_t anon = cur.unreclaimable_bytes();
-  // Past half the page-cache share the kernel is close to having nothing left to reclaim.
-  // Judged with every kernel object counted: on cgroup v1 the reclaimable ones are an estimate
-  // (all of the kernel memory), and this check must not err on the side of an OOM kill.
-  if (cur.oom_kills > prev.oom_kills ||
-      cur.non_file_bytes() >= target + (plan_.limit_bytes - target) / 2 ||
+  const uint64_t share = plan_.limit_bytes - target;
+  const uint64_t anon = cur.unreclaimable_bytes(), non_file = cur.non_file_bytes();
+  // Critical: unreclaimable memory past half the page-cache share (the kernel is close to having
+  // nothing left to reclaim), or, kernel objects counted, less than a sixteenth of the share
+  // left to page cache (on cgroup v1 the reclaimable kernel objects are an estimate, and this
+  // check must not err on the side of an OOM kill). Half the tier goes.
+  if (cur.oom_kills > prev.oom_kills || anon >= target + share / 2 ||
+      non_file + share / 16 >= plan_.limit_bytes ||
       (cur.has_psi && cur.psi_full_avg10 >= 10.0)) {
     return Pressure::kCritical;
   }
-  if (anon > target || (cur.has_psi && cur.psi_some_avg10 >= 10.0)) return Pressure::kHigh;
-  if (anon > target - target / 16) return Pressure::kModerate;
+  // High: past either ceiling of WithinRoom; only the excess goes. (Critical at the first
+  // ceiling's edge instead halved the tier whenever the kernel objects outgrew the share, as
+  // many small files do, and it grew back to be halved again.)
+  if (WithinRoom(cur).over > 0 || (cur.has_psi && cur.psi_some_avg10 >= 10.0)) {
+    return Pressure::kHigh;
+  }
+  const uint64_t ceiling = KernelCeiling();
+  if (anon > target - target / 16 || non_file > ceiling - ceiling / 16) return Pressure::kModerate;
   return Pressure::kLow;
 }
 

@@ -18,10 +18,12 @@
 // With --memory (MemoryBudget::explicit_memory) the mount shares its limit with others (the
 // loader in a container) and the page cache is what gives way: the level and the headroom are
 // judged on unreclaimable memory (neither page cache nor the reclaimable kernel objects, the
-// dentries and inodes of the files read) against the limit less the plan's page-cache share;
-// critical when memory other than page cache (kernel objects included) is past half that share,
-// or on an OOM kill. (Counting the mount's 56 MiB of dentries and inodes as unreclaimable made
-// the governor give back tier memory in every run of issue 19's bench: files it then read again.)
+// dentries and inodes of the files read) against the limit less the plan's page-cache share,
+// and on all memory but page cache against the limit less a quarter of that share (the excess
+// over either goes); critical past half the share on the first, past all but a sixteenth of it
+// on the second, or on an OOM kill. (Counting the mount's 56 MiB of dentries and inodes as
+// unreclaimable made the governor give back tier memory in every run of issue 19's bench:
+// files it then read again.)
 //
 // Nothing ever goes above the plan (fs/base/memory_budget.h), which stats show with the targets
 // of the moment.
@@ -89,6 +91,16 @@ class MemoryGovernor {
  private:
   // With --memory: the most unreclaimable memory the cgroup may hold, and the level it means.
   uint64_t WithinTarget() const;
+  // With --memory: the most memory other than page cache (kernel objects included) the cgroup
+  // may hold, the limit less a quarter of the page-cache share: a second ceiling in case the
+  // kernel objects counted as reclaimable are not (on cgroup v1 they are an estimate).
+  uint64_t KernelCeiling() const;
+  // How far a sample is past the two ceilings (0 if within both), and the room left below them.
+  struct Room {
+    uint64_t over = 0;
+    uint64_t headroom = 0;
+  };
+  Room WithinRoom(const MemorySample& s) const;
   Pressure AssessWithin(const MemorySample& prev, const MemorySample& cur) const;
 
   const MemoryLimit limit_;

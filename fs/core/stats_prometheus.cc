@@ -150,6 +150,8 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(s.listed_entries));
   w.Single("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.", ds,
            d(s.memory.rss_bytes));
+  w.Single("mmfs_index_locked", "gauge", "1 if the index's pages are locked in memory once read.",
+           ds, s.memory.index_locked ? 1 : 0);
   if (s.memory.governed) {
     const MemoryBudget& b = s.memory.plan;
     w.Single("mmfs_memory_limit_bytes", "gauge",
@@ -170,6 +172,14 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
     w.Single("mmfs_memory_working_bytes", "gauge",
              "Working set under the limit (usage less inactive file pages).", ds,
              d(g.last.working_bytes()));
+    w.Single("mmfs_memory_unreclaimable_bytes", "gauge",
+             "Memory reclaim cannot take back (no page cache, no reclaimable kernel objects); "
+             "what the governor judges with --memory.",
+             ds, d(g.last.unreclaimable_bytes()));
+    w.Single("mmfs_memory_kernel_reclaimable_bytes", "gauge",
+             "Reclaimable kernel objects under the limit (dentries, inodes; on cgroup v1 all "
+             "kernel memory).",
+             ds, d(g.last.kernel_reclaimable_bytes));
     w.Single("mmfs_memory_shrinks_total", "counter",
              "Times memory pressure made the daemon release cache or buffer memory.", ds,
              d(g.shrinks));

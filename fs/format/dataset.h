@@ -83,7 +83,8 @@ class Dataset {
   void PrefetchChildren(const Entry& dir) const;
   // Unmaps the same span from the daemon once a listing is done (MADV_DONTNEED; the page cache
   // keeps the pages, as it keeps a kernel filesystem's directory blocks). Without it a walk of
-  // every directory leaves the whole index in the daemon's RSS: 74 MB at 1M entries.
+  // every directory leaves the whole index in the daemon's RSS: 74 MB at 1M entries. Nothing
+  // once the index is locked (LockIndex): its pages are then meant to stay.
   void ReleaseChildren(const Entry& dir) const;
   // "train/cat/0001.jpg" (for messages; walks the parents).
   std::string PathOf(uint64_t index) const;
@@ -124,10 +125,11 @@ class Dataset {
   // Keeps the index's pages in memory once read (mlock2 with MLOCK_ONFAULT: a page is locked
   // when first touched, so a mount still costs nothing until looked at). Without it the kernel
   // reclaims the mapped index as readily as any page cache, and in a memory cgroup at its limit
-  // every lookup waited for a disk read: 16,943 major faults on the 3 MB index of 20,000 samples
-  // in three epochs (issue 19's bench), the daemon's threads stalled on each. The mount's memory
-  // plan already reserves the whole index. Fails with the reason (RLIMIT_MEMLOCK too small for
-  // the index without CAP_IPC_LOCK, say); the index then stays an ordinary mapping.
+  // lookups wait for disk reads: 16,943 major faults on the 3 MB index of 20,000 samples in
+  // three epochs (issue 19's bench), a FUSE thread stalled on each. For mounts whose memory plan
+  // reserves the whole index (--memory); a walk of every directory then keeps it all.
+  // Fails with the reason (RLIMIT_MEMLOCK below the index's size without CAP_IPC_LOCK, say);
+  // the index then stays an ordinary mapping. Call before the dataset is shared.
   Status LockIndex();
   bool index_locked() const { return index_locked_; }
   static constexpr uint64_t kDropEveryBytes = 128ull << 20;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -76,7 +78,9 @@ TEST_F(DatasetTest, LockedIndexPagesStayLockedOnceRead) {
   const std::string index = std::filesystem::canonical(dst() + "/" + ds->manifest().index_file);
   EXPECT_FALSE(ds->index_locked());
   EXPECT_EQ(LockedKbOf(index), 0);
-  ASSERT_TRUE(ds->LockIndex().ok());
+  Status locked = ds->LockIndex();
+  if (locked.code() == StatusCode::kResourceExhausted) GTEST_SKIP() << locked.message();
+  ASSERT_TRUE(locked.ok()) << locked.ToString();
   EXPECT_TRUE(ds->index_locked());
   // Locked on fault: the pages read since are locked (the whole small index here).
   for (uint64_t i = 0; i < ds->entry_count(); ++i) ASSERT_TRUE(ds->GetEntry(i).ok());

@@ -441,8 +441,10 @@ TEST(MemoryGovernorTest, WithMemoryGivenReclaimableKernelObjectsDoNotShrinkTheTi
   r.memory_bytes = 512 * kMiB;
   const MemoryLimit limit = CgroupLimit(800 * kMiB);
   const MemoryBudget plan = PlanMemoryBudget(limit, r);
-  ASSERT_EQ(plan.page_cache_bytes, 64 * kMiB);  // the target: 736 MiB
-  const uint64_t used = 300 * kMiB;
+  // Targets: unreclaimable 736 MiB (800 less the 64 MiB share); all but page cache 784 MiB
+  // (less a quarter of the share); critical at 768 and 796 MiB.
+  ASSERT_EQ(plan.page_cache_bytes, 64 * kMiB);
+  uint64_t used = 300 * kMiB;
   fs::MemoryGovernor g(limit, plan, true, {nullptr, [&] { return used; }});
   auto step = [&](uint64_t file_mib, uint64_t kernel_mib) {
     MemorySample s;
@@ -453,7 +455,7 @@ TEST(MemoryGovernorTest, WithMemoryGivenReclaimableKernelObjectsDoNotShrinkTheTi
     return g.Counters();
   };
   // 750 MiB of non-file memory, 56 MiB of it the mount's dentries and inodes (as in issue 19's
-  // bench): 694 MiB unreclaimable, within the target; nothing is given back.
+  // bench): 694 MiB unreclaimable, within both; nothing is given back.
   fs::GovernorCounters c = step(50, 56);
   EXPECT_NE(c.level, Pressure::kHigh);
   EXPECT_EQ(c.shrinks, 0u);
@@ -463,9 +465,22 @@ TEST(MemoryGovernorTest, WithMemoryGivenReclaimableKernelObjectsDoNotShrinkTheTi
   EXPECT_EQ(c.level, Pressure::kHigh);
   EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kMiB);
   EXPECT_EQ(c.shrinks, 1u);
-  // Past half the page-cache share with every kernel object counted (780 MiB non-file): critical
-  // even though most of it is said to be reclaimable (on v1 that is an estimate).
-  c = step(20, 200);
+  // Kernel objects of 1.5 times the share (many small files): the tier stops growing below the
+  // second ceiling, gives back only its excess past it, and is never halved, sample after
+  // sample (critical there halved it and it grew back, again and again).
+  used = 250 * kMiB;
+  for (int i = 0; i < 5; ++i) {
+    c = step(20, 96);  // 780 MiB non-file, 684 unreclaimable: 4 MiB of room, less than the band
+    EXPECT_EQ(c.level, Pressure::kModerate) << i;
+    EXPECT_EQ(c.targets.ram_cache_bytes, used) << i;
+    c = step(10, 96);  // 790 MiB non-file: 6 MiB past the second ceiling
+    EXPECT_EQ(c.level, Pressure::kHigh) << i;
+    EXPECT_EQ(c.targets.ram_cache_bytes, used - 6 * kMiB) << i;
+  }
+  // Almost no page cache left with every kernel object counted (798 MiB non-file, past the limit
+  // less a sixteenth of the share): critical, even though most of it is said to be
+  // reclaimable (on cgroup v1 that is an estimate).
+  c = step(2, 200);
   EXPECT_EQ(c.level, Pressure::kCritical);
   EXPECT_EQ(c.targets.ram_cache_bytes, used / 2);
 }

@@ -349,7 +349,8 @@ TEST_F(MemoryBudgetMountTest, ThreeShuffledEpochsWithinMemoryReadTheOriginOncePe
   const uint64_t page_cache = b["page_cache_bytes"].get<uint64_t>();
   EXPECT_GT(ram, 0u);
   EXPECT_LE(ram + b["reserved_bytes"].get<uint64_t>() + page_cache, memory);
-  // The index the plan reserves is locked once read (a small one fits any RLIMIT_MEMLOCK).
+  // With --memory the index the plan reserves is locked once read (root has CAP_IPC_LOCK; the
+  // usual 8 MiB RLIMIT_MEMLOCK would also fit this small index).
   EXPECT_EQ(s["memory"]["index"]["locked"], true) << s["memory"].dump(2);
   auto human = RunCommand({MmfsBinary(), "stats", mnt()});
   EXPECT_NE(human.output.find("split     --memory 160 MiB: RAM tier"), std::string::npos)

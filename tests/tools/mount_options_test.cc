@@ -40,22 +40,28 @@ TEST(MountOptionsTest, DefaultsWithNoOptions) {
 }
 
 TEST(MountOptionsTest, OnOffValues) {
-  auto on = ParseMountOptions(WithOptions({"readahead=on,hint=on,direct=on,push=on,hold_once=on"}));
+  auto on = ParseMountOptions(
+      WithOptions({"readahead=on,hint=on,direct=on,push=on,hold_once=on", "lock_index=on"}));
   ASSERT_TRUE(on.ok()) << on.status().ToString();
   EXPECT_TRUE(on->fs.readahead);
   EXPECT_TRUE(on->hint);
   EXPECT_TRUE(on->fs.direct_reads);
   EXPECT_TRUE(on->push);
   EXPECT_EQ(on->hold_once, true);
+  EXPECT_EQ(on->lock_index, true);
   auto off = ParseMountOptions(
-      WithOptions({"readahead=off", "hint=off,direct=off", "push=off", "hold_once=off"}));
+      WithOptions({"readahead=off", "hint=off,direct=off", "push=off", "hold_once=off",
+                   "lock_index=off"}));
   ASSERT_TRUE(off.ok()) << off.status().ToString();
   EXPECT_FALSE(off->fs.readahead);
   EXPECT_FALSE(off->hint);
   EXPECT_FALSE(off->fs.direct_reads);
   EXPECT_FALSE(off->push);
   EXPECT_EQ(off->hold_once, false);
+  EXPECT_EQ(off->lock_index, false);
   EXPECT_FALSE(ParseMountOptions(WithOptions({})).value().hold_once.has_value());
+  // Unset: decided by the mount (on with --memory).
+  EXPECT_FALSE(ParseMountOptions(WithOptions({})).value().lock_index.has_value());
   // opendir=on asks for the OPENDIR round trip, so listings are no longer cached.
   auto opendir_on = ParseMountOptions(WithOptions({"opendir=on"}));
   ASSERT_TRUE(opendir_on.ok()) << opendir_on.status().ToString();
@@ -70,7 +76,7 @@ TEST(MountOptionsTest, OnOffValues) {
 
 TEST(MountOptionsTest, BadOnOffValueNamesTheOptionAndTheValue) {
   for (const std::string key :
-       {"readahead", "hint", "direct", "push", "hold_once", "opendir", "readers"}) {
+       {"readahead", "hint", "direct", "push", "hold_once", "lock_index", "opendir", "readers"}) {
     auto parsed = ParseMountOptions(WithOptions({key + "=maybe"}));
     ASSERT_FALSE(parsed.ok()) << key;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);

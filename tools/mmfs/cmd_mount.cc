@@ -283,6 +283,7 @@ int RunMount(const MountArgs& in) {
     opts.fs.root_view = args.view;
   }
   PlanMemory(**dataset, &opts);
+  opts.fs.lock_index = opts.lock_index.value_or(opts.memory.has_value());
 
   if (args.foreground) {
     SetUpLogging(args.log_file, false);

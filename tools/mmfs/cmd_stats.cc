@@ -176,11 +176,15 @@ void PrintReadahead(const fs::StatsSnapshot& s) {
 }
 
 void PrintMemory(const fs::MemoryStats& m) {
+  // An older daemon's stats have no index part.
+  const std::string index =
+      m.index_bytes == 0 ? ""
+                         : ", index " + FormatBytes(m.index_bytes) +
+                               (m.index_locked ? " locked in memory" : " not locked");
   std::printf("  memory    daemon RSS %s, %s tier-held files dropped from the page cache (held "
-              "once), index %s %s\n",
+              "once)%s\n",
               FormatBytes(m.rss_bytes).c_str(), FormatCount(m.page_cache_drops).c_str(),
-              FormatBytes(m.index_bytes).c_str(),
-              m.index_locked ? "locked in memory" : "not locked (its pages may be evicted)");
+              index.c_str());
   if (!m.governed) return;
   // The budget the daemon settled on at mount, and why.
   const MemoryBudget& b = m.plan;
@@ -206,7 +210,7 @@ void PrintMemory(const fs::MemoryStats& m) {
   const fs::GovernorCounters& g = m.governor;
   // With --memory the governor judges what reclaim cannot take back; else the working set.
   std::string judged = "working set " + FormatBytes(g.last.working_bytes());
-  if (b.memory_bytes > 0) {
+  if (b.explicit_memory()) {
     const uint64_t target =
         b.limit_bytes > b.page_cache_bytes ? b.limit_bytes - b.page_cache_bytes : 0;
     judged = "unreclaimable " + FormatBytes(g.last.unreclaimable_bytes()) + " of " +

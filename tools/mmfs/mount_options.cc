@@ -74,7 +74,7 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
     } else if (key == "direct") {
       MMFS_ASSIGN_OR_RETURN(out->fs.direct_reads, ParseOnOff(key, value));
     } else if (key == "lock_index") {
-      MMFS_ASSIGN_OR_RETURN(out->fs.lock_index, ParseOnOff(key, value));
+      MMFS_ASSIGN_OR_RETURN(out->lock_index, ParseOnOff(key, value));
     } else if (key == "hold_once") {
       MMFS_ASSIGN_OR_RETURN(out->hold_once, ParseOnOff(key, value));
     } else if (key == "push") {

@@ -39,6 +39,9 @@ struct ParsedMountOptions {
   // -o hold_once: files the RAM tier holds leave the page cache; nullopt: on with --memory only
   // (with memory to spare the kernel's copy makes warm reads free).
   std::optional<bool> hold_once;
+  // -o lock_index: the index's pages stay in memory once read; nullopt: on with --memory only
+  // (the plan reserves the index then; without it, listings give index pages back instead).
+  std::optional<bool> lock_index;
   // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
   bool cache_listings = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
