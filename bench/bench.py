@@ -501,8 +501,9 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
             if daemon_rss is not None:
                 r["daemon_peak_rss"] = daemon_rss
             if stats is not None:
-                r["mmfs_stats"] = {k: stats.get(k) for k in ("origin", "readahead", "memory", "requests",
-                                                             "extents", "cache", "tiers")
+                r["mmfs_stats"] = {k: stats.get(k) for k in ("origin", "readahead", "memory",
+                                                             "requests", "extents", "cache",
+                                                             "tiers")
                                    if k in stats}
             results[label] = r
             log(f"  equal memory {label}: epochs {[round(x, 2) for x in r['epoch_seconds']]}, "

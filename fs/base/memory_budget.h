@@ -122,6 +122,11 @@ struct MemoryBudget {
   uint64_t requested_memory_bytes = 0;
   uint64_t page_cache_bytes = 0;
   bool explicit_memory() const { return memory_bytes > 0; }
+  // With --memory: the most unreclaimable memory the limit may hold, the limit less the
+  // page-cache share (the governor's target; stats show it beside what it judges).
+  uint64_t held_limit_bytes() const {
+    return limit_bytes > page_cache_bytes ? limit_bytes - page_cache_bytes : 0;
+  }
   bool explicit_ram = false;        // --ram-cache given
   uint64_t requested_ram_bytes = 0; // what --ram-cache asked for
   bool clamped = false;             // it did not fit and was lowered

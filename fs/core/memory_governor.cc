@@ -110,11 +110,6 @@ void MemoryGovernor::Step(const MemorySample& sample) {
   have_prev_ = true;
 }
 
-uint64_t MemoryGovernor::WithinTarget() const {
-  const uint64_t limit = plan_.limit_bytes;
-  return limit > plan_.page_cache_bytes ? limit - plan_.page_cache_bytes : 0;
-}
-
 uint64_t MemoryGovernor::KernelCeiling() const {
   const uint64_t limit = plan_.limit_bytes;
   const uint64_t keep = plan_.page_cache_bytes / 4;
@@ -122,7 +117,7 @@ uint64_t MemoryGovernor::KernelCeiling() const {
 }
 
 MemoryGovernor::Room MemoryGovernor::WithinRoom(const MemorySample& s) const {
-  const uint64_t target = WithinTarget(), ceiling = KernelCeiling();
+  const uint64_t target = plan_.held_limit_bytes(), ceiling = KernelCeiling();
   const uint64_t anon = s.unreclaimable_bytes(), non_file = s.non_file_bytes();
   Room r;
   const uint64_t anon_over = anon > target ? anon - target : 0;
@@ -134,7 +129,7 @@ MemoryGovernor::Room MemoryGovernor::WithinRoom(const MemorySample& s) const {
 }
 
 Pressure MemoryGovernor::AssessWithin(const MemorySample& prev, const MemorySample& cur) const {
-  const uint64_t target = WithinTarget();
+  const uint64_t target = plan_.held_limit_bytes();
   const uint64_t share = plan_.limit_bytes - target;
   const uint64_t anon = cur.unreclaimable_bytes(), non_file = cur.non_file_bytes();
   // Critical: unreclaimable memory past half the page-cache share (the kernel is close to having

@@ -89,8 +89,6 @@ class MemoryGovernor {
   static constexpr uint64_t kMinBufferBytes = 1ull << 20;
 
  private:
-  // With --memory: the most unreclaimable memory the cgroup may hold, and the level it means.
-  uint64_t WithinTarget() const;
   // With --memory: the most memory other than page cache (kernel objects included) the cgroup
   // may hold, the limit less a quarter of the page-cache share: a second ceiling in case the
   // kernel objects counted as reclaimable are not (on cgroup v1 they are an estimate).
@@ -101,6 +99,7 @@ class MemoryGovernor {
     uint64_t headroom = 0;
   };
   Room WithinRoom(const MemorySample& s) const;
+  // With --memory: the level a sample means against the plan's held limit and KernelCeiling.
   Pressure AssessWithin(const MemorySample& prev, const MemorySample& cur) const;
 
   const MemoryLimit limit_;

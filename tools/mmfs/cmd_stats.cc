@@ -211,10 +211,8 @@ void PrintMemory(const fs::MemoryStats& m) {
   // With --memory the governor judges what reclaim cannot take back; else the working set.
   std::string judged = "working set " + FormatBytes(g.last.working_bytes());
   if (b.explicit_memory()) {
-    const uint64_t target =
-        b.limit_bytes > b.page_cache_bytes ? b.limit_bytes - b.page_cache_bytes : 0;
     judged = "unreclaimable " + FormatBytes(g.last.unreclaimable_bytes()) + " of " +
-             FormatBytes(target) + ", kernel objects " +
+             FormatBytes(b.held_limit_bytes()) + ", kernel objects " +
              FormatBytes(g.last.kernel_reclaimable_bytes);
   }
   std::printf("  pressure  %s (%s), RAM tier now %s, prefetch %s, read buffer %s, "
