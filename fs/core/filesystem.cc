@@ -53,6 +53,7 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   po.max_cached_file_bytes = options_.max_cached_file_bytes;
   po.readahead = options_.readahead_config;
   po.mountpoint = options_.mountpoint;
+  po.hint_open_to_all_only = options_.hint_open_to_all_only;
   format::ViewSet view_set = format::ViewSet::Open(*dataset_);
   for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
   view_files_ = std::make_unique<ViewFiles>(*dataset_, std::move(view_set), options_.root_view,
@@ -124,7 +125,7 @@ Result<format::Entry> Filesystem::EntryForIno(uint64_t ino) const {
 Attr Filesystem::EntryAttr(const format::Entry& e) const {
   Attr a;
   a.ino = e.index + 1;
-  a.mode = e.record.mode;
+  a.mode = format::ServedMode(e.record.mode);
   a.size = e.is_dir() ? 4096 : e.record.size;
   a.mtime_ns = e.record.mtime_ns;
   // 1 tells find(1) and fts that the subdirectory count is unknown, as on btrfs.

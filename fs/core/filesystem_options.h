@@ -41,6 +41,11 @@ struct FilesystemOptions {
   uint64_t read_buffer_bytes = 64ull << 20;
   // Where `.mmfs/hint` points (the hint FIFO); empty: no hint file.
   std::string hint_target;
+  // Other users may write hints (allow_other makes the FIFO 0666): a hint line counts only for
+  // a file every user may read (o+r, o+x on each folder above it); any other line counts as one
+  // that names no file, so that hints and their counters in `.mmfs/stats` tell nobody what a
+  // folder they cannot open holds.
+  bool hint_open_to_all_only = false;
   // Where `.mmfs/control` points (the control FIFO of mmfs warmup); empty: none.
   std::string control_target;
   // The mount point, so that hint and control lines may be absolute paths under it.

@@ -1,5 +1,7 @@
 #include "fs/core/prefetcher.h"
 
+#include <sys/stat.h>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -192,7 +194,9 @@ void Prefetcher::AddHintLines(const std::vector<std::string>& lines) {
     if (line.empty()) continue;
     // "@256/train/x.jpg" is a file of view 256's tree.
     auto at = views_.ResolvePath(options_.mountpoint, line);
-    if (at.ok() && at->second.is_regular() && views_.Resolve(at->first, at->second).ok()) {
+    if (at.ok() && at->second.is_regular() &&
+        (!options_.hint_open_to_all_only || OpenToAll(at->second)) &&
+        views_.Resolve(at->first, at->second).ok()) {
       keys.push_back(at->first * dataset_.entry_count() + at->second.index);
     } else {
       ++unknown;
@@ -202,6 +206,22 @@ void Prefetcher::AddHintLines(const std::vector<std::string>& lines) {
   std::vector<uint64_t> due = hint_.Append(keys);
   hint_active_.store(hint_.active(), std::memory_order_relaxed);
   Submit(due, cache::PrefetchPattern::kHint);
+}
+
+bool Prefetcher::OpenToAll(const format::Entry& e) const {
+  if ((e.record.mode & S_IROTH) == 0) return false;
+  // Parents come before their children in the index (breadth-first): a chain that does not
+  // go down is damage, and counts as closed.
+  uint64_t child = e.index;
+  uint64_t parent = e.record.parent;
+  while (child != 0) {
+    if (parent >= child) return false;
+    auto dir = dataset_.GetEntry(parent);
+    if (!dir.ok() || !dir->is_dir() || (dir->record.mode & S_IXOTH) == 0) return false;
+    child = parent;
+    parent = dir->record.parent;
+  }
+  return true;
 }
 
 void Prefetcher::EndHint() {

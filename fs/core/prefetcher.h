@@ -52,6 +52,8 @@ struct PrefetcherOptions {
   uint64_t max_cached_file_bytes = 64ull << 20;
   cache::ReadaheadConfig readahead;
   std::string mountpoint;  // hint lines may be absolute paths under it
+  // Hint lines count only for files open to every user (FilesystemOptions says why).
+  bool hint_open_to_all_only = false;
   // The blob another room holds for `key`'s reader (the extent reader's neighbours; waits for
   // an extent in flight), taken, or null. A prediction found there is moved into the buffer,
   // where the push can store it, instead of being read from the origin again. Empty: none.
@@ -110,6 +112,8 @@ class Prefetcher {
   uint64_t Position(const TreeFile& f) const {
     return f.tree * dataset_.entry_count() + f.entry.index;
   }
+  // Whether every user may read `e`: o+r on it, o+x on each directory above it.
+  bool OpenToAll(const format::Entry& e) const;
   // Queues prefetch of the files at hint `positions` and the other members of their samples.
   void Submit(const std::vector<uint64_t>& positions, cache::PrefetchPattern pattern);
   void PredictAndSubmit(const TreeFile& f, uint64_t stream);

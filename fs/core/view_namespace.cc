@@ -41,7 +41,7 @@ Result<TreeFile> ViewNamespace::FileOf(uint64_t ino) const {
 Attr ViewNamespace::NodeAttr(const TreeFile& n) const {
   Attr a;
   a.ino = Ino(n.tree, n.entry.index);
-  a.mode = n.entry.record.mode;
+  a.mode = format::ServedMode(n.entry.record.mode);
   a.size = n.entry.is_dir() ? 4096 : n.file.size;
   a.mtime_ns = n.entry.record.mtime_ns;
   a.nlink = 1;  // as in the original tree: subdirectory count unknown

@@ -39,6 +39,15 @@ inline constexpr uint32_t kModeTypeMask = 0170000;
 inline constexpr uint32_t kModeDirectory = 0040000;
 inline constexpr uint32_t kModeRegular = 0100000;
 inline constexpr uint32_t kModeSymlink = 0120000;
+inline constexpr uint32_t kModePermissionMask = 0777;
+
+// The st_mode a mount serves for a record's `mode`: its type and rwx bits only. setuid, setgid
+// and sticky bits are never served, whatever the index says: an edited index must not give
+// anyone a setuid program, even on a mount made with -o suid. (A type no pack writes, such as a
+// device, never gets this far: Dataset::GetEntry answers Corruption for it.)
+inline constexpr uint32_t ServedMode(uint32_t mode) {
+  return (mode & kModeTypeMask) | (mode & kModePermissionMask);
+}
 
 struct IndexHeader {
   char magic[8];            // kIndexMagic

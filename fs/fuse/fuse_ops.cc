@@ -125,23 +125,19 @@ void OnInit(void* userdata, fuse_conn_info* conn) {
 // A file the prefetcher loaded (the hint's next files, a sample's other members, the next
 // samples of a run) will be read whole soon: storing it in the page cache before the reader asks
 // spares both sides the READ round trip (two context switches, on a machine where the loader
-// needs every cycle). Tried right after the LOOKUP reply, where the kernel often has not yet
+// needs every cycle). Queued right after the LOOKUP reply, where the kernel often has not yet
 // made the inode (the looking-up task does that when it wakes: ENOENT, and the file stays in
 // the prefetch buffer), and again at the ioctl that Python's open() sends before its first read,
-// which waits for a push still under way from the LOOKUP so that the read finds the pages. A
-// READ that outruns a push just gets the same bytes as usual.
-void PushIfPrefetched(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool wait) {
-  if (!cfg.push_prefetched || cfg.session == nullptr) return;
-  const size_t max_bytes = size_t{cfg.effective_read_ahead_kb} * 1024;
-  fuse_session* session = cfg.session;
-  const bool held = cfg.fs->Push(ino, stream, max_bytes, wait, [&](const char* data, size_t size) {
-    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
-    buf.buf[0].mem = const_cast<char*>(data);
-    // Not spliced: libfuse would log the expected ENOENT of a push that beats the inode.
-    return fuse_lowlevel_notify_store(session, ino, 0, &buf, FUSE_BUF_NO_SPLICE);
-  });
-  // The RAM tier kept the pushed file: its pages go once the reader has had time to read them.
-  if (held && cfg.dropper != nullptr) cfg.dropper->QueueLater(ino);
+// which waits (briefly, see page_pusher.h) for the push so that the read finds the pages. A
+// READ that outruns a push just gets the same bytes as usual. The store itself runs on the
+// pusher's threads (PushPrefetched), never on a request thread.
+void QueuePush(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool wait) {
+  if (!cfg.push_prefetched || cfg.pusher == nullptr) return;
+  if (wait) {
+    cfg.pusher->PushAndWait(ino, stream);
+  } else {
+    cfg.pusher->Queue(ino, stream);
+  }
 }
 
 // The caller's thread id (the kernel's request header holds the calling task's pid in the
@@ -191,7 +187,7 @@ void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     const uint64_t stream = StreamOf(req);
     fuse_reply_entry(req, &e);  // `req` is gone from here on
     counted.Done();             // the reader waits no longer
-    if (S_ISREG(attr->mode)) PushIfPrefetched(cfg, attr->ino, stream, /*wait=*/false);
+    if (S_ISREG(attr->mode)) QueuePush(cfg, attr->ino, stream, /*wait=*/false);
     return;
   }
   if (attr.status().code() == StatusCode::kNotFound) {
@@ -405,7 +401,7 @@ void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/
   FuseOpsConfig& cfg = Config(req);
   ReaderRequest counted(req, !cfg.fs->IsControl(ino));  // with the push it waits for
   Status s = cfg.fs->Ioctl(ino);
-  PushIfPrefetched(cfg, ino, StreamOf(req), /*wait=*/true);  // the read comes after the reply
+  QueuePush(cfg, ino, StreamOf(req), /*wait=*/true);  // the read comes after the reply
   fuse_reply_err(req, ToErrno(s));
 }
 
@@ -466,6 +462,20 @@ fuse_lowlevel_ops MakeOperations() {
 }
 
 }  // namespace
+
+void PushPrefetched(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool wait) {
+  if (!cfg.push_prefetched || cfg.session == nullptr) return;
+  const size_t max_bytes = size_t{cfg.effective_read_ahead_kb} * 1024;
+  fuse_session* session = cfg.session;
+  const bool held = cfg.fs->Push(ino, stream, max_bytes, wait, [&](const char* data, size_t size) {
+    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    buf.buf[0].mem = const_cast<char*>(data);
+    // Not spliced: libfuse would log the expected ENOENT of a push that beats the inode.
+    return fuse_lowlevel_notify_store(session, ino, 0, &buf, FUSE_BUF_NO_SPLICE);
+  });
+  // The RAM tier kept the pushed file: its pages go once the reader has had time to read them.
+  if (held && cfg.dropper != nullptr) cfg.dropper->QueueLater(ino);
+}
 
 const fuse_lowlevel_ops& FuseOperations() {
   static const fuse_lowlevel_ops ops = MakeOperations();

@@ -5,7 +5,8 @@
 // timeouts, negative entries, cached directory listings; `open` and `opendir` answer ENOSYS where
 // the kernel supports no_open and no_opendir, so warm reads never reach the daemon; `flush` is deliberately not implemented
 // (even a no-op costs a round trip per close). A file the prefetcher has loaded is pushed into
-// the page cache right after its LOOKUP reply, so its READ never comes.
+// the page cache right after its LOOKUP reply (by the PagePusher's threads), so its READ never
+// comes.
 //
 // Thread-safety: callbacks run on libfuse's worker threads; they share only the Filesystem.
 #pragma once
@@ -19,6 +20,7 @@
 
 #include "fs/core/filesystem.h"
 #include "fs/fuse/page_cache_dropper.h"
+#include "fs/fuse/page_pusher.h"
 
 namespace mmfs::fs {
 
@@ -43,9 +45,11 @@ struct FuseOpsConfig {
   std::string read_ahead_sysfs_path;
   unsigned effective_read_ahead_kb = 128;  // set at INIT; the largest READ the kernel sends
   // Push prefetched files into the kernel's page cache when they are looked up (see OnLookup);
-  // needs `session` (set by the server once the session exists).
+  // needs `session` (set by the server once the session exists) and `pusher` (made by the
+  // server; requests only queue pushes, page_pusher.h says why).
   bool push_prefetched = true;
   fuse_session* session = nullptr;
+  PagePusher* pusher = nullptr;
   // Hold once: a file the RAM tier holds leaves the page cache after its last READ (see
   // page_cache_dropper.h). Off unless the mount asks (mmfs mount: with --memory): with memory to
   // spare the kernel's copy is what makes warm reads free. The server makes the dropper.
@@ -55,5 +59,10 @@ struct FuseOpsConfig {
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.
 const fuse_lowlevel_ops& FuseOperations();
+
+// Stores `ino` into the kernel's page cache if the prefetcher holds it whole (notify_store);
+// `wait`: a push of it under way elsewhere is waited for first. May wait in the kernel on pages a
+// READ holds locked: for the PagePusher's threads only, never a request thread.
+void PushPrefetched(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool wait);
 
 }  // namespace mmfs::fs

@@ -138,6 +138,7 @@ void FuseServer::Detach() {
     // The kernel connection stays up: an invalidation waiting on a page locked by a READ needs
     // a request thread to answer that READ, so the dropper ends before the request loop does.
     if (dropper_ != nullptr) dropper_->Stop();
+    if (pusher_ != nullptr) pusher_->Stop();
     fuse_session_exit(session_);
   }
 }
@@ -221,6 +222,15 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
         session_, [fs](bool dropped) { fs->CountPageCacheDrop(dropped); });
     config_->dropper = dropper_.get();
   }
+  if (config_->push_prefetched) {
+    FuseOpsConfig* config = config_;
+    pusher_ = std::make_unique<PagePusher>(
+        [config](fuse_ino_t ino, uint64_t stream, bool wait) {
+          PushPrefetched(*config, ino, stream, wait);
+        },
+        options_.max_threads);
+    config_->pusher = pusher_.get();
+  }
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
   std::thread signal_thread([this] { WatchSignals(); });
   std::thread overlay_thread;
@@ -231,7 +241,9 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
   config_->dropper = nullptr;
+  config_->pusher = nullptr;
   if (dropper_ != nullptr) dropper_->Stop();
+  if (pusher_ != nullptr) pusher_->Stop();
   ready_thread.join();
   unsigned char done = 0;
   (void)!::write(signal_write_.get(), &done, 1);
@@ -243,6 +255,7 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
     front_->Detach();  // the loop can also end with the overlay still up (a FUSE error)
   }
   dropper_.reset();  // every thread that could reach it is joined
+  pusher_.reset();
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
   if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));

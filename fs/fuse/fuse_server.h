@@ -80,6 +80,9 @@ class FuseServer {
   // are joined. Stopped (Stop is idempotent and thread-safe) before fuse_session_exit, while
   // request threads still answer the READs an invalidation in progress may wait for.
   std::unique_ptr<PageCacheDropper> dropper_;
+  // With config_->push_prefetched: made and stopped like the dropper, for the same reason (a
+  // push in progress may wait on a page that a READ holds).
+  std::unique_ptr<PagePusher> pusher_;
 };
 
 }  // namespace mmfs::fs

@@ -7,11 +7,14 @@
 
 #include <nlohmann/json.hpp>
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include "cache/ram_tier.h"
 #include "cache/ssd_tier.h"
+#include "fs/format/format.h"
 #include "tests/fs/filesystem_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
@@ -128,6 +131,36 @@ TEST_F(FilesystemTest, LookupGetattrAndStableInodes) {
   EXPECT_EQ(fs_->Lookup(kRootIno, "missing").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(fs_->Lookup(jpg.ino, "x").status().code(), StatusCode::kNotADirectory);
   EXPECT_FALSE(fs_->GetAttr(999999).ok());
+}
+
+// An index edited to hold setuid, setgid or sticky bits serves none of them: the mount shows a
+// plain regular file with its rwx bits (format::ServedMode). A device type is damage: an error
+// for that name, never a node the kernel would open.
+TEST_F(FilesystemTest, SetuidBitsAndDeviceTypesInTheIndexAreNeverServed) {
+  const uint64_t txt_index = Walk("train/cat/1.txt").ino - 1;
+  const uint64_t jpg_index = Walk("train/cat/1.jpg").ino - 1;
+  fs_.reset();
+  {
+    const std::string index_path = tmp_ / "ds/index.mmfs";
+    std::string index = testing::ReadFile(index_path);
+    format::IndexHeader h;
+    std::memcpy(&h, index.data(), sizeof h);
+    auto set_mode = [&](uint64_t entry, uint32_t mode) {
+      const size_t at = h.entries_offset + entry * sizeof(format::EntryRecord) +
+                        offsetof(format::EntryRecord, mode);
+      std::memcpy(&index[at], &mode, sizeof mode);
+    };
+    set_mode(txt_index, 0100000 | 07755);  // setuid, setgid, sticky, rwxr-xr-x
+    set_mode(jpg_index, 0020000 | 04666);  // a setuid character device
+    WriteFile(index_path, index);
+  }
+  Make(FilesystemOptions{});
+  EXPECT_EQ(Walk("train/cat/1.txt").mode, static_cast<uint32_t>(S_IFREG | 0755));
+  EXPECT_EQ(fs_->GetAttr(txt_index + 1)->mode, static_cast<uint32_t>(S_IFREG | 0755));
+  auto device = fs_->Lookup(Walk("train/cat").ino, "1.jpg");
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(device.status().code(), StatusCode::kCorruption) << device.status().ToString();
+  EXPECT_EQ(fs_->Lookup(Walk("train/cat").ino, "1.txt")->mode & 07000, 0u);
 }
 
 TEST_F(FilesystemTest, ReadReturnsExactBytesInAnyChunking) {
@@ -408,6 +441,38 @@ TEST_F(FilesystemTest, HintedShuffledOrderIsPrefetchedAheadOfTheReader) {
   EXPECT_EQ(p["wasted"], 0);
   EXPECT_EQ(j["origin"]["reads"], 0);
   EXPECT_EQ(j["readahead"]["patterns"]["sequential"]["issued"], 0);
+}
+
+// With other users allowed to write hints, a hint for a file they could not read counts as a
+// line that names no file, exactly like a name that does not exist: the hint's counters and the
+// prefetch tell nobody what a closed folder holds. The mounting user alone keeps every hint.
+TEST_F(FilesystemTest, SharedHintsCountOnlyFilesEveryUserMayRead) {
+  WriteFile(tmp_ / "src2/closed/secret.txt", "s");
+  WriteFile(tmp_ / "src2/open/a.txt", "a");
+  WriteFile(tmp_ / "src2/open/private.txt", "p");
+  WriteFile(tmp_ / "src2/open/b.txt", "b");
+  ASSERT_EQ(::chmod((tmp_ / "src2/closed").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((tmp_ / "src2/open/private.txt").c_str(), 0600), 0);
+  ASSERT_TRUE(testing::PackFolder(tmp_ / "src2", tmp_ / "ds2").ok());
+  const std::vector<std::string> lines = {"closed/secret.txt", "closed/none.txt",
+                                          "open/private.txt", "open/a.txt", "open/b.txt"};
+  for (bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared hint" : "owner's hint");
+    fs_.reset();
+    auto ds = format::Dataset::Open(tmp_ / "ds2");
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    FilesystemOptions options;
+    options.hint_open_to_all_only = shared;
+    fs_ = testing::NewFilesystem(std::move(ds).value(), options);
+    fs_->BeginHint();
+    fs_->AddHintLines(lines);
+    fs_->EndHint();
+    fs_->DrainPrefetch();
+    auto j = nlohmann::json::parse(fs_->StatsJson());
+    EXPECT_EQ(j["readahead"]["hint"]["positions"], shared ? 2 : 4) << j.dump(2);
+    EXPECT_EQ(j["readahead"]["hint"]["unknown_lines"], shared ? 3 : 1);
+    EXPECT_EQ(j["readahead"]["patterns"]["hint"]["bytes_issued"], shared ? 2 : 4) << j.dump(2);
+  }
 }
 
 TEST_F(FilesystemTest, PrefetchedFilesAreClaimedForAPushAndCountedOnceStored) {

@@ -49,6 +49,14 @@ std::string AbsolutePath(const std::string& path) {
 // besides its RAM tier and what others under the same limit use now; the RAM tier and the
 // buffers are sized within it (fs/base/memory_budget.h). Without a readable limit, the old
 // default: 1/8 of physical memory, 64 MiB to 8 GiB.
+// Whether users other than the mounting one reach the mount: allow_other, or an overlay front,
+// which serves every user (fs/fuse/overlay_front.h).
+bool ServesOtherUsers(const ParsedMountOptions& opts) {
+  return opts.mount.overlay_front ||
+         std::find(opts.mount.fuse_options.begin(), opts.mount.fuse_options.end(),
+                   "allow_other") != opts.mount.fuse_options.end();
+}
+
 void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   auto limit = ReadMemoryLimit("/");
   if (!limit.ok()) {
@@ -148,6 +156,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
                    " memcached server(s)";
   }
   opts.fs.mountpoint = opts.mount.mountpoint;
+  opts.fs.hint_open_to_all_only = ServesOtherUsers(opts);
   // A test hook: a slow origin (tests/integration/reader_mount_test.cc), in microseconds per
   // shard read. Not an option: nobody wants it but a test or a demonstration.
   std::unique_ptr<fs::OriginIo> io;
@@ -172,10 +181,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::LinePipe> hint;
   if (opts.hint) {
-    // An overlay front serves every user (fs/fuse/overlay_front.h), as allow_other does.
-    bool shared = opts.mount.overlay_front ||
-                  std::find(opts.mount.fuse_options.begin(), opts.mount.fuse_options.end(),
-                            "allow_other") != opts.mount.fuse_options.end();
+    const bool shared = ServesOtherUsers(opts);
     auto channel = fs::LinePipe::Open(
         fs::LinePipe::DefaultParentDir(), "hint", shared ? 0666 : 0600,
         {[&] { filesystem.BeginHint(); },
