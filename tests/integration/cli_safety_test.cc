@@ -235,6 +235,16 @@ TEST_F(CliSafetyTest, BadOptionValuesAreRefusedNamingTheOption) {
       Unmount();
     }
   }
+  // --view has no -o twin; CLI11 checks it against the sides a view can have. 0 once mounted
+  // the original tree without a word.
+  auto view = Mount({"--view", "0"});
+  EXPECT_NE(view.exit_code, 0) << view.output;
+  EXPECT_NE(view.output.find("--view: Value 0 not in range 16 to 8192"), std::string::npos)
+      << view.output;
+  if (IsMountPoint(mnt())) {
+    ADD_FAILURE() << "--view 0 was mounted";
+    Unmount();
+  }
 }
 
 // It said "A subcommand is required".

@@ -145,14 +145,16 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--view", mount.view,
                         "serve view N (built by 'mmfs view add DST N' or 'mmfs pack --view N') as "
                         "the whole mount, for loaders that take only a root; without it the view "
-                        "is at MNT/@N/");
+                        "is at MNT/@N/")
+      ->check(CLI::Range(16, 8192));  // the sides a view can have (view add, pack --view)
   mount_cmd->add_option("--readahead", mount.readahead,
                         "on (default): a miss loads the whole sample (k.jpg brings k.txt); off");
   mount_cmd->add_option("--cluster-cache", mount.cluster_cache,
                         "memcached servers HOST:PORT[,HOST:PORT...] shared by all hosts of a job: "
                         "a tier below the SSD tier, filled from origin reads");
   mount_cmd->add_option("--threads", mount.threads,
-                        "Maximum FUSE worker threads, 1 to 256 (default 16)");
+                        "Maximum FUSE worker threads, 1 to 256 (default 16)")
+      ->type_name("N");
   mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
                                                      "daemonized, stderr with -f)");
 
