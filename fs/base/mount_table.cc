@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace mmfs {
 
@@ -23,6 +24,40 @@ std::string UnescapeMountField(const std::string& field) {
   return out;
 }
 
+namespace {
+// Calls `each(word)` for every comma-separated word of `options` until it returns true.
+template <typename Fn>
+bool AnyOption(const std::string& options, Fn each) {
+  size_t start = 0;
+  while (start <= options.size()) {
+    size_t comma = options.find(',', start);
+    if (comma == std::string::npos) comma = options.size();
+    if (each(std::string_view(options).substr(start, comma - start))) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+}  // namespace
+
+bool HasMountOption(const std::string& options, const std::string& word) {
+  return AnyOption(options, [&](std::string_view w) {
+    return w == word || (w.size() > word.size() && w.substr(0, word.size()) == word &&
+                         w[word.size()] == '=');
+  });
+}
+
+std::optional<std::string> MountOptionValue(const std::string& options, const std::string& key) {
+  std::optional<std::string> value;
+  AnyOption(options, [&](std::string_view w) {
+    if (w.size() <= key.size() || w.substr(0, key.size()) != key || w[key.size()] != '=') {
+      return false;
+    }
+    value = std::string(w.substr(key.size() + 1));
+    return true;
+  });
+  return value;
+}
+
 std::vector<MountEntry> ReadMountTable(const std::string& path) {
   std::vector<MountEntry> entries;
   std::ifstream info(path);
@@ -32,7 +67,7 @@ std::vector<MountEntry> ReadMountTable(const std::string& path) {
     std::istringstream head(line);
     std::string id, parent;
     MountEntry e;
-    head >> id >> parent >> e.device >> e.root >> e.mount_point;
+    head >> id >> parent >> e.device >> e.root >> e.mount_point >> e.mount_options;
     size_t sep = line.find(" - ");
     if (e.mount_point.empty() || sep == std::string::npos) continue;
     std::istringstream tail(line.substr(sep + 3));

@@ -17,6 +17,7 @@ struct MountEntry {
   std::string device;         // "MAJ:MIN"
   std::string root;           // the part of the filesystem mounted there ("/" for all of it)
   std::string mount_point;
+  std::string mount_options;  // the mount's own flags ("ro,nosuid,nodev,relatime")
   std::string fs_type;        // "fuse.mmfs", "overlay", ...
   std::string source;         // what mount(2) was given as the source ("mmfs:/data/x.mmfs")
   std::string super_options;  // the filesystem's own options ("ro,lowerdir=...")
@@ -28,6 +29,12 @@ std::vector<MountEntry> ReadMountTable(const std::string& path = "/proc/self/mou
 // The visible mount at `mount_point` (the last one stacked there), if any.
 std::optional<MountEntry> FindMount(const std::string& mount_point,
                                     const std::string& table = "/proc/self/mountinfo");
+
+// Whether the comma-separated `options` (mount_options or super_options) hold the word `word`
+// itself or `word=...`: HasMountOption("rw,nosuid", "nosuid"), HasMountOption("user_id=0", "user_id").
+bool HasMountOption(const std::string& options, const std::string& word);
+// The value of `key=value` in `options`, if present.
+std::optional<std::string> MountOptionValue(const std::string& options, const std::string& key);
 
 // "\040" -> " " and the like; other text unchanged.
 std::string UnescapeMountField(const std::string& field);

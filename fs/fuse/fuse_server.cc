@@ -34,6 +34,9 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   std::vector<std::string> args = {"mmfs"};
   std::string opts = "ro,default_permissions,subtype=mmfs,fsname=" + options.fsname;
   for (const std::string& o : options.fuse_options) opts += "," + o;
+  // Last, so that no earlier word (suid, dev) undoes them: a dataset is data, and root's mount
+  // must never run a file as its owner or open a device through it, whatever its index says.
+  opts += ",nosuid,nodev";
   // The overlay serves every user (overlay_front.h); its control directory link must too.
   if (options.overlay_front && opts.find("allow_other") == std::string::npos) {
     opts += ",allow_other";
@@ -73,6 +76,13 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   server->mounted_ = true;
   // Known only now that the mount exists; used when the loop (Serve) answers INIT.
   if (auto mount = FindMount(fuse_at)) {
+    if (!HasMountOption(mount->mount_options, "nosuid") ||
+        !HasMountOption(mount->mount_options, "nodev")) {
+      // Unmounted by the destructor, before any request is answered.
+      return Status::IoError("the mount at " + fuse_at + " came up with flags '" +
+                             mount->mount_options + "', without nosuid,nodev; refusing to "
+                             "serve it");
+    }
     config->read_ahead_kb = options.read_ahead_kb;
     config->read_ahead_sysfs_path = "/sys/class/bdi/" + mount->device + "/read_ahead_kb";
   }

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
+#include <string>
 
 #include "fs/base/file_util.h"
 #include "fs/base/mount_table.h"
@@ -22,6 +24,22 @@ void RemoveTree(const std::string& dir) {
   ::rmdir(dir.c_str());
 }
 }  // namespace
+
+bool OverlayFront::IsFront(const MountEntry& mount) {
+  if (mount.fs_type != "overlay" || mount.source.rfind("mmfs:", 0) != 0) return false;
+  std::optional<std::string> lower = MountOptionValue(mount.super_options, "lowerdir");
+  if (!lower) return false;
+  // PARENT/mmfs-front-<pid>-XXXXXX/fuse:PARENT/mmfs-front-<pid>-XXXXXX/empty
+  const std::string first = lower->substr(0, lower->find(':'));
+  const std::string suffix = "/fuse";
+  if (first.size() <= suffix.size() ||
+      first.compare(first.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return false;
+  }
+  const std::string dir = first.substr(0, first.size() - suffix.size());
+  const std::string name = dir.substr(dir.rfind('/') + 1);
+  return name.rfind(kPrefix, 0) == 0 && *lower == first + ":" + dir + "/empty";
+}
 
 void OverlayFront::RemoveStale(const std::string& parent_dir) {
   // A daemon killed with its mount in place left a dead FUSE mount in its directory.

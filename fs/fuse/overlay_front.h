@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "fs/base/mount_table.h"
 #include "fs/base/status.h"
 
 namespace mmfs::fs {
@@ -47,6 +48,11 @@ class OverlayFront {
   // Detaches the overlay and then the FUSE mount, lazily: open files keep working until they
   // are closed, and the FUSE session ends after that.
   void Detach();
+
+  // Whether `mount` is an overlay front made by a daemon (live or killed): an overlay named
+  // "mmfs:..." whose first lower layer is a front's fuse directory. Only root can mount an
+  // overlay, so nobody else can make such an entry.
+  static bool IsFront(const MountEntry& mount);
 
   // Detaches the FUSE mounts of daemons that are gone (killed) and removes their directories.
   static void RemoveStale(const std::string& parent_dir);

@@ -66,7 +66,8 @@ Status RunFusermount(const std::string& mountpoint, const DetachOptions& options
 }  // namespace
 
 Status DetachMount(const std::string& mountpoint, const DetachOptions& options) {
-  if (::umount2(mountpoint.c_str(), options.lazy ? MNT_DETACH : 0) == 0) return Status::Ok();
+  const int flags = (options.lazy ? MNT_DETACH : 0) | (options.nofollow ? UMOUNT_NOFOLLOW : 0);
+  if (::umount2(mountpoint.c_str(), flags) == 0) return Status::Ok();
   int err = errno;
   if (err != EPERM || !options.fuse_helper) return Status::FromErrno(err, "umount2");
   return RunFusermount(mountpoint, options);

@@ -27,6 +27,9 @@ struct DetachOptions {
   bool lazy = true;         // MNT_DETACH / -z: open files stay readable, the mount goes at once
   bool fuse_helper = true;  // fall back to fusermount3 on EPERM (FUSE mounts only)
   bool quiet = false;       // the helper's stderr to /dev/null (its complaints are expected)
+  // UMOUNT_NOFOLLOW: a symlink at `mountpoint` is not followed, so what goes is the mount the
+  // caller found at that path in the mount table, not one a link swapped in meanwhile points to.
+  bool nofollow = false;
 };
 
 // Detaches the mount at `mountpoint`. On failure the Status says which step failed; an umount2

@@ -105,6 +105,30 @@ TEST(MountTableTest, UnescapesPathsAndFindsTheVisibleMount) {
   EXPECT_EQ(UnescapeMountField("a\\011b\\012c\\9zz\\"), "a\tb\nc\\9zz\\");
 }
 
+// The mount's own flags (nosuid, nodev) and the filesystem's options (user_id=) are both read:
+// `mmfs umount` decides by them whose mount it is, and the daemon checks nosuid,nodev.
+TEST(MountTableTest, MountFlagsAndOptionWords) {
+  testing::TempDir tmp;
+  const std::string table = tmp / "mountinfo";
+  testing::WriteFile(table,
+                     "40 22 0:40 / /mnt/d ro,nosuid,nodev,relatime shared:1 - fuse.mmfs mmfs:/d "
+                     "ro,user_id=1000,group_id=1000,allow_other\n");
+  auto entry = FindMount("/mnt/d", table);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->mount_options, "ro,nosuid,nodev,relatime");
+  EXPECT_TRUE(HasMountOption(entry->mount_options, "nosuid"));
+  EXPECT_TRUE(HasMountOption(entry->mount_options, "nodev"));
+  EXPECT_FALSE(HasMountOption(entry->mount_options, "suid"));
+  EXPECT_FALSE(HasMountOption(entry->mount_options, "dev"));
+  EXPECT_FALSE(HasMountOption(entry->mount_options, "nosu"));
+  EXPECT_TRUE(HasMountOption(entry->super_options, "user_id"));
+  EXPECT_EQ(MountOptionValue(entry->super_options, "user_id"), "1000");
+  EXPECT_EQ(MountOptionValue(entry->super_options, "group_id"), "1000");
+  EXPECT_FALSE(MountOptionValue(entry->super_options, "user").has_value());
+  EXPECT_FALSE(MountOptionValue(entry->super_options, "allow_other").has_value());
+  EXPECT_FALSE(MountOptionValue("", "user_id").has_value());
+}
+
 TEST(FileUtilTest, DirectoriesOfGoneProcessesOnly) {
   testing::TempDir tmp;
   // PID 999999999 cannot exist; this process does.

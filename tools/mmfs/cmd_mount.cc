@@ -1,5 +1,5 @@
 // mmfs mount: checks what it can before forking (mount point, dataset, view, memory), then
-// serves in a daemon (daemonize.h); and mmfs umount.
+// serves in a daemon (daemonize.h). mmfs umount is in cmd_umount.cc.
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -20,7 +20,6 @@
 #include "cache/tier_stack.h"
 #include "fs/base/file_util.h"
 #include "fs/base/memory_budget.h"
-#include "fs/base/mount_table.h"
 #include "fs/base/units.h"
 #include "fs/core/filesystem.h"
 #include "fs/core/line_pipe.h"
@@ -255,7 +254,7 @@ int RunMount(const MountArgs& in) {
 
   auto parsed = ParseMountOptions(args);
   if (!parsed.ok()) {
-    PrintError("-o: " + parsed.status().message());
+    PrintError(parsed.status().message());
     return 2;
   }
   ParsedMountOptions opts = std::move(parsed).value();
@@ -306,35 +305,6 @@ int RunMount(const MountArgs& in) {
       [&](const ReadinessReport& report) {
         return Serve(opts, std::move(dataset).value(), report);
       });
-}
-
-int RunUmount(const UmountArgs& args) {
-  // A mount made with --overlay is an overlayfs (root's): umount(2) it; the daemon sees it go
-  // and unmounts the FUSE mount under it. The mount table, not statfs, says so: a stale overlay
-  // (its daemon killed) answers statfs with ENOTCONN.
-  auto mount = FindMount(AbsolutePath(args.mountpoint));
-  bool overlay = mount && mount->fs_type == "overlay";
-  fs::DetachOptions detach;
-  detach.lazy = args.lazy;
-  detach.fuse_helper = !overlay;  // fusermount3 unmounts FUSE mounts only
-  Status s = fs::DetachMount(args.mountpoint, detach);
-  if (s.ok()) {
-    if (overlay) {
-      // If its daemon was killed, what it left under /run/mmfs goes too.
-      const std::string run_dir = fs::LinePipe::DefaultParentDir();
-      fs::OverlayFront::RemoveStale(run_dir);
-      fs::LinePipe::RemoveStale(run_dir, "hint");
-      fs::LinePipe::RemoveStale(run_dir, "control");
-    }
-    return 0;
-  }
-  // The hint fits a busy mount: umount2's EBUSY, or a refusal by fusermount3 (no errno kept)
-  // without -z. Not "not a mount point" (EINVAL) and the like.
-  int err = s.sys_errno();
-  bool maybe_busy = err == EBUSY || (err == 0 && !overlay && !args.lazy);
-  PrintError("could not unmount " + args.mountpoint + ": " + s.message() +
-             (maybe_busy ? " (files still open? try 'mmfs umount -z')" : ""));
-  return 1;
 }
 
 }  // namespace mmfs::cli

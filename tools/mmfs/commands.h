@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,19 +46,21 @@ int RunViewRm(const ViewArgs& args);
 int RunViewLs(const ViewArgs& args);
 
 struct MountArgs {
-  std::string cluster_cache;  // "host:port,host:port"
   std::string dataset;
   std::string mountpoint;
   bool foreground = false;
   bool debug = false;
   std::vector<std::string> options;  // -o, comma lists allowed
-  std::string memory;                // overrides -o memory=
-  std::string ram_cache;             // overrides -o ram_cache=
-  std::string cache_dir;             // overrides -o cache_dir=
-  std::string ssd_cache;             // overrides -o ssd_cache=
-  std::string readahead;             // "on" / "off"; overrides -o readahead=
-  bool overlay = false;              // -o overlay: an overlayfs in front (fs/fuse/overlay_front.h)
-  unsigned threads = 0;
+  // The long options, as typed (nullopt: not given); each overrides its -o twin and is parsed
+  // by the same code (mount_options.h), so `--threads 0` and `-o threads=0` get the same answer.
+  std::optional<std::string> memory;         // -o memory=
+  std::optional<std::string> ram_cache;      // -o ram_cache=
+  std::optional<std::string> cache_dir;      // -o cache_dir=
+  std::optional<std::string> ssd_cache;      // -o ssd_cache=
+  std::optional<std::string> readahead;      // -o readahead=
+  std::optional<std::string> cluster_cache;  // -o cluster_cache= ("host:port,host:port")
+  std::optional<std::string> threads;        // -o threads=
+  bool overlay = false;  // -o overlay: an overlayfs in front (fs/fuse/overlay_front.h)
   std::string log_file;
   uint32_t view = 0;  // --view N: serve view N's tree as the root (0: the original tree)
 };

@@ -57,7 +57,11 @@ int ForkDaemon(const std::string& mountpoint, const std::function<void()>& in_ch
       // holds no /dev/fuse descriptor, so a daemon dying now gives ENOTCONN, not a hang.
       struct statfs answer;
       if (::statfs(mountpoint.c_str(), &answer) == 0) return 0;
-      msg = std::string("the mount does not answer: ") + std::strerror(errno);
+      // The daemon reported ready, then its session ended as the kernel connected (libfuse
+      // refused the kernel's INIT, or the daemon died): what went wrong is in its log.
+      msg = std::string("the mount does not answer (statfs: ") + std::strerror(errno) +
+            "): the daemon stopped as the kernel connected; its log says why (syslog, "
+            "--log-file, or run with -f)";
     }
     int status = 0;
     ::waitpid(pid, &status, 0);

@@ -2,8 +2,31 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
 
 #include "tools/mmfs/commands.h"
+
+namespace {
+
+// CLI11 answers a word that names no subcommand with "A subcommand is required": say instead
+// that the word is not a command, and which ones there are. `argv[at]` is where `app`'s
+// subcommand goes; 0 if it names one (or is an option, or absent), else the exit code.
+int CheckCommandWord(CLI::App* app, int argc, char** argv, int at, const std::string& parent) {
+  if (at >= argc || argv[at][0] == '-') return 0;
+  const std::string word = argv[at];
+  std::string names;
+  for (const CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->check_name(word)) return 0;
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  const std::string help = "mmfs " + parent + (parent.empty() ? "" : " ") + "--help";
+  mmfs::cli::PrintError("unknown command '" + (parent.empty() ? "" : parent + " ") + word +
+                        "'; the " + (parent.empty() ? "" : parent + " ") + "commands are " +
+                        names + " (see '" + help + "')");
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -79,8 +102,9 @@ int main(int argc, char** argv) {
       "Mount a packed dataset read-only at MNT.\n"
       "Without -f, mmfs starts a daemon and returns 0 once the mount serves. The form\n"
       "'mmfs mount DST MNT -o opt,opt' is the one mount.fuse3 and /etc/fstab use.\n"
-      "mmfs options (-o): memory=SIZE, ram_cache=SIZE, cache_dir=DIR, ssd_cache=SIZE, threads=N,\n"
-      "  readahead=on|off, readdirplus=off|auto|always, read_ahead_kb=N, nonempty, overlay,\n"
+      "mmfs options (-o): memory=SIZE (64M or more), ram_cache=SIZE, cache_dir=DIR,\n"
+      "  ssd_cache=SIZE (1M or more), threads=N (1-256), read_ahead_kb=N (0-65536; 0: the\n"
+      "  kernel's default), readahead=on|off, readdirplus=off|auto|always, nonempty, overlay,\n"
       "  hint=on|off (MNT/.mmfs/hint takes a shuffled epoch's order of paths; see README),\n"
       "  push=on|off (prefetched files go into the page cache at lookup, sparing a READ),\n"
       "  hold_once=on|off (files the RAM tier holds leave the page cache after their READ;\n"
@@ -94,7 +118,9 @@ int main(int argc, char** argv) {
       "  sample and keeps the neighbours; auto sizes it from the origin's measured latency\n"
       "  and bandwidth and falls back to sample reads where that does not pay),\n"
       "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
-      "Other -o options go to FUSE (allow_other, auto_unmount, ...).\n\n"
+      "Other -o options go to FUSE (allow_other, auto_unmount, ...). Every mount is nosuid,nodev\n"
+      "(-o suid and -o dev are refused); numbers and sizes are checked whole, for -o and the\n"
+      "long options alike.\n\n"
       "Example: mmfs mount data.mmfs /mnt/data --ram-cache 8G --cache-dir /nvme/mmfs");
   mount_cmd->add_option("DST", mount.dataset, "Dataset directory made by 'mmfs pack'")->required();
   mount_cmd->add_option("MNT", mount.mountpoint, "Empty directory to mount on")->required();
@@ -119,19 +145,24 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--view", mount.view,
                         "serve view N (built by 'mmfs view add DST N' or 'mmfs pack --view N') as "
                         "the whole mount, for loaders that take only a root; without it the view "
-                        "is at MNT/@N/");
+                        "is at MNT/@N/")
+      ->check(CLI::Range(16, 8192));  // the sides a view can have (view add, pack --view)
   mount_cmd->add_option("--readahead", mount.readahead,
-                        "on (default): a miss loads the whole sample (k.jpg brings k.txt); off")
-      ->check(CLI::IsMember({"on", "off"}));
+                        "on (default): a miss loads the whole sample (k.jpg brings k.txt); off");
   mount_cmd->add_option("--cluster-cache", mount.cluster_cache,
                         "memcached servers HOST:PORT[,HOST:PORT...] shared by all hosts of a job: "
                         "a tier below the SSD tier, filled from origin reads");
-  mount_cmd->add_option("--threads", mount.threads, "Maximum FUSE worker threads (default 16)");
+  mount_cmd->add_option("--threads", mount.threads,
+                        "Maximum FUSE worker threads, 1 to 256 (default 16)")
+      ->type_name("N");
   mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
                                                      "daemonized, stderr with -f)");
 
   mmfs::cli::UmountArgs umount;
-  CLI::App* umount_cmd = app.add_subcommand("umount", "Unmount an mmfs mount (fusermount3 -u).");
+  CLI::App* umount_cmd = app.add_subcommand(
+      "umount",
+      "Unmount an mmfs mount (fusermount3 -u for a user's own). Anything else mounted at MNT\n"
+      "is refused, whoever asks.");
   umount_cmd->add_option("MNT", umount.mountpoint, "Mount point")->required();
   umount_cmd->add_flag("-z,--lazy", umount.lazy, "Detach now, finish when files are closed");
 
@@ -256,6 +287,10 @@ int main(int argc, char** argv) {
   info_cmd->add_option("DST", info.dataset, "Dataset directory")->required();
   info_cmd->add_flag("--json", info.json, "Print the description as JSON");
 
+  if (int bad = CheckCommandWord(&app, argc, argv, 1, ""); bad != 0) return bad;
+  if (argc > 1 && view_cmd->check_name(argv[1])) {
+    if (int bad = CheckCommandWord(view_cmd, argc, argv, 2, "view"); bad != 0) return bad;
+  }
   CLI11_PARSE(app, argc, argv);
   if (view_add_cmd->parsed()) return mmfs::cli::RunViewAdd(view_add);
   if (view_rm_cmd->parsed()) return mmfs::cli::RunViewRm(view_rm);

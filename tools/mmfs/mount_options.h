@@ -1,9 +1,13 @@
 // Mount options: what `mmfs mount -o ...` and its long options mean, as one typed struct.
 //
 // ParseMountOptions reads the -o lists (comma-separated, repeatable) and then the long options,
-// which override them (--ram-cache over -o ram_cache=, ...). Words the daemon does not know are
-// passed on to libfuse (allow_other, auto_unmount, ...): libfuse, not this parser, rejects what
-// it does not take. Errors are InvalidArgument with the message `mmfs mount` prints after "-o: ".
+// which override them (--ram-cache over -o ram_cache=, ...). Both spellings go through one
+// parser: every number and size is read whole (no sign, no trailing text, no empty value) and
+// checked against its range, and an error starts with the option as the user typed it
+// ("-o threads=5x: not a whole number", "--threads 0: must be between 1 and 256").
+// Words the daemon does not know are passed on to libfuse (allow_other, auto_unmount, ...):
+// libfuse, not this parser, rejects what it does not take. `suid` and `dev` are refused: every
+// mount is nosuid,nodev (fuse_server.cc enforces it again).
 //
 // Split out of cmd_mount.cc so the parser can be tested without a mount and cmd_mount.cc keeps
 // only the run sequence (check, fork, serve).
@@ -15,7 +19,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "fs/base/memory_budget.h"
@@ -53,8 +56,19 @@ struct ParsedMountOptions {
   MemoryBudget memory_budget;
 };
 
-// An on|off option's value; `name` is how the user spelled the option, for the error.
-Result<bool> ParseOnOff(std::string_view name, const std::string& value);
+// The ranges the parser enforces (also what `mmfs mount --help` states).
+inline constexpr unsigned kMinThreads = 1;
+// A FUSE thread beyond the number of concurrent readers only waits; each one is reserved
+// kPerThreadBytes of the memory budget (fs/base/memory_budget.h), so 256 reserve 128 MiB.
+inline constexpr unsigned kMaxThreads = 256;
+// read_ahead_kb: 0 keeps the kernel's default; the push and st_blksize scale with it.
+inline constexpr unsigned kMaxReadAheadKb = 64 * 1024;
+// Less than this cannot hold the daemon's own needs (fs/base/memory_budget.h: about 48 MiB
+// before any RAM tier).
+inline constexpr uint64_t kMinMemoryBytes = 64ull << 20;
+inline constexpr uint64_t kMinSsdCacheBytes = 1ull << 20;
+// No size option means more than this (1024T); far above any host, far below an overflow.
+inline constexpr uint64_t kMaxSizeBytes = 1ull << 50;
 
 // The options of `args` (its -o lists, then the long options that override them).
 Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args);

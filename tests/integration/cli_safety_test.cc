@@ -1,0 +1,270 @@
+// The command line as a careless or hostile user meets it: `mmfs umount` takes away mmfs mounts
+// only and says why it will not, every mount is nosuid,nodev, bad option values are refused up
+// front naming the option, and an unknown command is named as such. The real `mmfs` binary,
+// as root (and as nobody where a second user matters).
+
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/mount_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs::testing {
+namespace {
+
+// The mount's own flags ("ro,nosuid,nodev,relatime") as /proc/self/mountinfo lists them, or ""
+// when nothing is mounted at `point`.
+std::string MountFlags(const std::string& point) {
+  std::istringstream info(ReadFile("/proc/self/mountinfo"));
+  std::string flags;
+  for (std::string line; std::getline(info, line);) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, at, options;
+    f >> id >> parent >> dev >> root >> at >> options;
+    if (at == point) flags = options;  // the last one stacked there is the visible one
+  }
+  return flags;
+}
+
+bool HasWord(const std::string& list, const std::string& word) {
+  return ("," + list + ",").find("," + word + ",") != std::string::npos;
+}
+
+// A mount the test makes itself (tmpfs, overlay), taken away again however the test ends.
+class KernelMount {
+ public:
+  KernelMount(const std::string& source, const std::string& point, const std::string& type,
+              const std::string& data = "") : point_(point) {
+    std::filesystem::create_directories(point);
+    mounted_ = ::mount(source.c_str(), point.c_str(), type.c_str(), MS_NOSUID | MS_NODEV,
+                       data.empty() ? nullptr : data.c_str()) == 0;
+    if (!mounted_) error_ = std::strerror(errno);
+  }
+  ~KernelMount() {
+    if (IsMountPoint(point_)) ::umount2(point_.c_str(), MNT_DETACH);
+  }
+  KernelMount(const KernelMount&) = delete;
+  KernelMount& operator=(const KernelMount&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string point_;
+  bool mounted_ = false;
+  std::string error_;
+};
+
+CommandResult AsNobody(std::vector<std::string> argv) {
+  std::vector<std::string> full = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return RunCommand(full, 60);
+}
+
+class CliSafetyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (it mounts tmpfs and overlays)";
+    WriteFile(tmp_ / "src/train/a/1.jpg", MakeJpeg(16, 16));
+    WriteFile(tmp_ / "src/train/a/1.txt", "caption");
+    auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dst()});
+    ASSERT_EQ(pack.exit_code, 0) << pack.output;
+    std::filesystem::create_directories(mnt());
+  }
+  void TearDown() override {
+    if (IsMountPoint(mnt()) || !FindDaemons(mnt()).empty()) {
+      ADD_FAILURE() << "a mount or daemon was left behind at " << mnt();
+      ForceCleanup(mnt());
+    }
+  }
+  // Mounts in daemon mode; the caller unmounts (Unmount) or TearDown complains and cleans up.
+  CommandResult Mount(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {MmfsBinary(), "mount", dst(), mnt()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv, 60);
+  }
+  void Unmount() {
+    auto u = RunCommand({MmfsBinary(), "umount", mnt()});
+    EXPECT_EQ(u.exit_code, 0) << u.output;
+    EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt()) && FindDaemons(mnt()).empty(); }, 20));
+    if (IsMountPoint(mnt())) ForceCleanup(mnt());
+  }
+  std::string dst() const { return tmp_ / "data.mmfs"; }
+  std::string mnt() const { return tmp_ / "mnt"; }
+  TempDir tmp_;
+};
+
+// Root's `mmfs umount` once removed a tmpfs (or anything) at the path it was given.
+TEST_F(CliSafetyTest, UmountRefusesWhatIsNotAnMmfsMountNamingIt) {
+  const std::string point = tmp_ / "scratch";
+  KernelMount tmpfs("none", point, "tmpfs", "size=1m");
+  ASSERT_TRUE(tmpfs.mounted()) << tmpfs.error();
+  WriteFile(point + "/keep", "x");
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"-z"}}) {
+    std::vector<std::string> argv = {MmfsBinary(), "umount"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(point);
+    auto r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(point + " is a tmpfs mount, not an mmfs mount; refusing to unmount it"),
+              std::string::npos)
+        << r.output;
+    EXPECT_TRUE(IsMountPoint(point));
+    EXPECT_EQ(ReadFile(point + "/keep"), "x");
+  }
+  // A trailing slash and a detour through `..` name the same mount.
+  auto r = RunCommand({MmfsBinary(), "umount", tmp_ / "src/../scratch/"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is a tmpfs mount, not an mmfs mount"), std::string::npos) << r.output;
+  EXPECT_TRUE(IsMountPoint(point));
+}
+
+// An overlay that `mmfs mount --overlay` did not make is not an mmfs mount, even when it is
+// named like one; the fronts mmfs makes still unmount (LifecycleTest.OverlayFront*).
+TEST_F(CliSafetyTest, UmountRefusesAnOverlayMmfsDidNotMake) {
+  std::filesystem::create_directories(tmp_ / "lower1");
+  std::filesystem::create_directories(tmp_ / "lower2");
+  const std::string point = tmp_ / "ovl";
+  KernelMount overlay("mmfs:" + dst(), point, "overlay",
+                      "lowerdir=" + (tmp_ / "lower1") + ":" + (tmp_ / "lower2"));
+  ASSERT_TRUE(overlay.mounted()) << overlay.error();
+  auto r = RunCommand({MmfsBinary(), "umount", point});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(point + " is an overlay mount not made by 'mmfs mount --overlay', not "
+                                  "an mmfs mount; refusing to unmount it"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(IsMountPoint(point));
+}
+
+// It said "umount2: Invalid argument".
+TEST_F(CliSafetyTest, UmountOfAPlainDirectorySaysItIsNotAMountPoint) {
+  auto r = RunCommand({MmfsBinary(), "umount", mnt()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(mnt() + " is not a mount point (nothing is mounted there)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("Invalid argument"), std::string::npos) << r.output;
+  auto missing = RunCommand({MmfsBinary(), "umount", tmp_ / "no_such_dir"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("cannot unmount " + (tmp_ / "no_such_dir") +
+                                ": No such file or directory"),
+            std::string::npos)
+      << missing.output;
+}
+
+// Another user's `mmfs umount` of root's mount was told to try -z.
+TEST_F(CliSafetyTest, UnprivilegedUmountOfRootsMountSaysWhoseItIs) {
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);  // nobody must reach the mount point
+  auto m = Mount({"-o", "allow_other"});
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  for (const char* lazy : {"", "-z"}) {
+    std::vector<std::string> argv = {MmfsBinary(), "umount"};
+    if (*lazy != '\0') argv.push_back(lazy);
+    argv.push_back(mnt());
+    auto r = AsNobody(argv);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(mnt() + " is root's mmfs mount; only root may unmount it"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("-z"), std::string::npos) << r.output;
+    EXPECT_TRUE(IsMountPoint(mnt()));
+  }
+  Unmount();
+}
+
+// Root's mount with -o suid,dev,allow_other once came up without nosuid and nodev, so a file the
+// index marks setuid ran as root for any user.
+TEST_F(CliSafetyTest, SuidAndDevAreRefusedAndEveryMountIsNosuidNodev) {
+  for (const char* opts : {"suid,allow_other", "allow_other,dev", "suid,dev,allow_other"}) {
+    auto r = Mount({"-o", opts});
+    EXPECT_EQ(r.exit_code, 2) << opts << ": " << r.output;
+    EXPECT_NE(r.output.find("mmfs mounts are always nosuid,nodev: -o "), std::string::npos)
+        << opts << ": " << r.output;
+    if (IsMountPoint(mnt())) {
+      ADD_FAILURE() << "-o " << opts << " mounted with flags " << MountFlags(mnt());
+      Unmount();
+    }
+  }
+  // Plain, with allow_other (where it matters), and with nosuid,nodev spelled out.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"-o", "allow_other"},
+        std::vector<std::string>{"-o", "nosuid,nodev"}}) {
+    auto r = Mount(extra);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string flags = MountFlags(mnt());
+    EXPECT_TRUE(HasWord(flags, "nosuid")) << flags;
+    EXPECT_TRUE(HasWord(flags, "nodev")) << flags;
+    EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+    Unmount();
+  }
+}
+
+// Bad values reach the binary's one parser from both spellings and are refused before any fork,
+// naming the option; nothing is mounted.
+TEST_F(CliSafetyTest, BadOptionValuesAreRefusedNamingTheOption) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"-o", "threads=5x"}, "-o threads=5x: not a whole number"},
+      {{"-o", "threads=-1"}, "-o threads=-1: not a whole number"},
+      {{"-o", "threads=100000"}, "-o threads=100000: must be between 1 and 256"},
+      {{"--threads", "0"}, "--threads 0: must be between 1 and 256"},
+      {{"-o", "read_ahead_kb=-5"}, "-o read_ahead_kb=-5: not a whole number"},
+      {{"-o", "read_ahead_kb=abc"}, "-o read_ahead_kb=abc: not a whole number"},
+      {{"--ram-cache", ""}, "--ram-cache '': needs a value"},
+      // libfuse ended the session as the kernel connected: "Connection refused".
+      {{"-o", "max_read=1"}, "-o max_read=1: not supported"},
+  };
+  for (const auto& [extra, message] : cases) {
+    auto r = Mount(extra);
+    EXPECT_EQ(r.exit_code, 2) << extra[1] << ": " << r.output;
+    EXPECT_NE(r.output.find("mmfs: error: " + message), std::string::npos)
+        << extra[1] << ": " << r.output;
+    EXPECT_EQ(r.output.find("Connection refused"), std::string::npos) << r.output;
+    if (IsMountPoint(mnt())) {
+      ADD_FAILURE() << extra[0] << " " << extra[1] << " was mounted";
+      Unmount();
+    }
+  }
+  // --view has no -o twin; CLI11 checks it against the sides a view can have. 0 once mounted
+  // the original tree without a word.
+  auto view = Mount({"--view", "0"});
+  EXPECT_NE(view.exit_code, 0) << view.output;
+  EXPECT_NE(view.output.find("--view: Value 0 not in range 16 to 8192"), std::string::npos)
+      << view.output;
+  if (IsMountPoint(mnt())) {
+    ADD_FAILURE() << "--view 0 was mounted";
+    Unmount();
+  }
+}
+
+// It said "A subcommand is required".
+TEST_F(CliSafetyTest, AnUnknownCommandIsNamedAndTheCommandsListed) {
+  auto r = RunCommand({MmfsBinary(), "bogus"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'bogus'; the commands are pack, mount, umount, stats, "
+                          "warmup, view, verify, info"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("A subcommand is required"), std::string::npos) << r.output;
+  auto view = RunCommand({MmfsBinary(), "view", "bogus", dst()});
+  EXPECT_EQ(view.exit_code, 2) << view.output;
+  EXPECT_NE(view.output.find("unknown command 'view bogus'; the view commands are add, rm, ls"),
+            std::string::npos)
+      << view.output;
+  // Real commands are untouched by the check.
+  auto info = RunCommand({MmfsBinary(), "info", dst()});
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+}
+
+}  // namespace
+}  // namespace mmfs::testing
