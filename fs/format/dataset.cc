@@ -29,10 +29,11 @@ int CompareNames(std::string_view a, std::string_view b) {
   if (a.size() == b.size()) return 0;
   return a.size() < b.size() ? -1 : 1;
 }
-// Opens a file of the dataset for reading, never through a symbolic link: a dataset's files are
-// its own (a shard linked to another file would be read, and its size reported, as the shard).
-// O_NONBLOCK: a FIFO planted in its place must not hang the open; no effect on a regular file.
-Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags = 0) {
+}  // namespace
+
+// O_NONBLOCK: a FIFO planted in a file's place must not hang the open; no effect on a regular
+// file.
+Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags) {
   auto fd = OpenFile(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | flags);
   if (!fd.ok()) {
     struct stat st;
@@ -48,8 +49,6 @@ Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags = 0) {
   return fd;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return Status::FromErrno(errno, dir);
@@ -63,7 +62,7 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
     return Status::InvalidArgument(dir + " is not an mmfs dataset (it has no " +
                                    kManifestFileName + "; make one with 'mmfs pack')");
   }
-  MMFS_ASSIGN_OR_RETURN(UniqueFd manifest_fd, OpenDatasetFile(manifest_path));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd manifest_fd, OpenDatasetFile(manifest_path, 0));
   if (::fstat(manifest_fd.get(), &st) != 0) return Status::FromErrno(errno, manifest_path);
   if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
     return Status::InvalidArgument(manifest_path + ": larger than " +
@@ -105,7 +104,7 @@ Status Dataset::LockIndex() {
 
 Status Dataset::OpenIndex() {
   std::string path = dir_ + "/" + manifest_.index_file;
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, 0));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
   auto size = static_cast<uint64_t>(st.st_size);
@@ -156,7 +155,7 @@ Status Dataset::OpenIndex() {
 Status Dataset::OpenShards() {
   for (const ShardInfo& shard : manifest_.shards) {
     std::string path = dir_ + "/" + shard.file;
-    auto fd = OpenDatasetFile(path);
+    auto fd = OpenDatasetFile(path, 0);
     if (!fd.ok()) {
       return fd.status().WithContext("shard listed in " + std::string(kManifestFileName) +
                                      " cannot be opened");

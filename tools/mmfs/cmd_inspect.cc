@@ -295,7 +295,7 @@ int RunInfo(const InspectArgs& args) {
                 FormatCount(s.samples).c_str());
   }
   std::printf("  source: %s", m.source_layout.c_str());
-  for (const auto& p : m.source_paths) std::printf(" %s", p.c_str());
+  for (const auto& p : m.source_paths) std::printf(" %s", Printable(p).c_str());
   std::printf(" (--on-bad %s)\n", m.on_bad.c_str());
   std::string by_side;
   for (const auto& [bucket, n] : sizes) {
