@@ -96,7 +96,7 @@ TEST_F(PackAccessTest, APrivateFileMakesTheWholeDatasetPrivateAndWarns) {
   ASSERT_EQ(reporter.warnings.size(), 1u) << Joined(reporter.warnings);
   const std::string& w = reporter.warnings[0];
   EXPECT_NE(w.find("2 access levels"), std::string::npos) << w;
-  EXPECT_NE(w.find("1 files readable by their owner only, e.g. " + src() + "/b/2.txt (0600)"),
+  EXPECT_NE(w.find("1 file readable by their owner only, e.g. " + src() + "/b/2.txt (0600)"),
             std::string::npos)
       << w;
   EXPECT_NE(w.find("2 files readable by other users"), std::string::npos) << w;
@@ -140,7 +140,7 @@ TEST_F(PackAccessTest, FilesOfTwoOwnersWarnWithCountsAndAnExample) {
   ASSERT_EQ(reporter.warnings.size(), 1u) << Joined(reporter.warnings);
   const std::string& w = reporter.warnings[0];
   EXPECT_NE(w.find("2 owners"), std::string::npos) << w;
-  EXPECT_NE(w.find("uid 65534: 1 files, e.g. " + src() + "/b/3.txt"), std::string::npos) << w;
+  EXPECT_NE(w.find("uid 65534: 1 file, e.g. " + src() + "/b/3.txt"), std::string::npos) << w;
   EXPECT_NE(w.find("uid 0: 2 files"), std::string::npos) << w;
 }
 

@@ -20,6 +20,8 @@ std::string Octal(uint32_t mode) {
   return buf;
 }
 
+std::string FileCount(uint64_t n) { return std::to_string(n) + (n == 1 ? " file" : " files"); }
+
 const char* ReachName(uint32_t reach) {
   switch (reach & 0044) {
     case 0044: return "readable by other users";
@@ -86,8 +88,8 @@ std::string AccessTally::MixedWarning() const {
       line += "uid ";
       line += std::to_string(uid);
       line += ": ";
-      line += std::to_string(c.files);
-      line += " files, e.g. ";
+      line += FileCount(c.files);
+      line += ", e.g. ";
       line += c.example;
       sep = ", ";
     }
@@ -102,8 +104,8 @@ std::string AccessTally::MixedWarning() const {
     // Most private first: 0 (owner only) sorts before 0044.
     for (const auto& [reach, c] : reaches_) {
       line += sep;
-      line += std::to_string(c.files);
-      line += " files ";
+      line += FileCount(c.files);
+      line += ' ';
       line += ReachName(reach);
       line += ", e.g. ";
       line += c.example;

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cerrno>
 #include <filesystem>
 #include <unordered_map>
