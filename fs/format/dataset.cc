@@ -8,12 +8,19 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace mmfs::format {
 
 namespace {
 constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+
+std::string OctalModeText(uint32_t mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06o", mode);
+  return buf;
+}
 
 int CompareNames(std::string_view a, std::string_view b) {
   size_t n = std::min(a.size(), b.size());
@@ -24,6 +31,24 @@ int CompareNames(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
+// O_NONBLOCK: a FIFO planted in a file's place must not hang the open; no effect on a regular
+// file.
+Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags) {
+  auto fd = OpenFile(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | flags);
+  if (!fd.ok()) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return Status::InvalidArgument(path + " is a symbolic link; mmfs does not follow links in "
+                                     "a dataset (copy the file in its place)");
+    }
+    return fd.status();
+  }
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + " is not a regular file");
+  return fd;
+}
+
 Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return Status::FromErrno(errno, dir);
@@ -33,11 +58,18 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
   std::unique_ptr<Dataset> ds(new Dataset());
   ds->dir_ = dir;
   std::string manifest_path = dir + "/" + kManifestFileName;
-  if (::stat(manifest_path.c_str(), &st) != 0) {
+  if (::lstat(manifest_path.c_str(), &st) != 0) {
     return Status::InvalidArgument(dir + " is not an mmfs dataset (it has no " +
                                    kManifestFileName + "; make one with 'mmfs pack')");
   }
-  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(manifest_path, kMaxManifestBytes));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd manifest_fd, OpenDatasetFile(manifest_path, 0));
+  if (::fstat(manifest_fd.get(), &st) != 0) return Status::FromErrno(errno, manifest_path);
+  if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
+    return Status::InvalidArgument(manifest_path + ": larger than " +
+                                   std::to_string(kMaxManifestBytes) + " bytes, refusing to load it");
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  MMFS_RETURN_IF_ERROR(PreadFull(manifest_fd.get(), text.data(), text.size(), 0, manifest_path));
   MMFS_ASSIGN_OR_RETURN(ds->manifest_, Manifest::Parse(text, manifest_path));
   MMFS_RETURN_IF_ERROR(ds->OpenIndex());
   MMFS_RETURN_IF_ERROR(ds->OpenShards());
@@ -72,7 +104,7 @@ Status Dataset::LockIndex() {
 
 Status Dataset::OpenIndex() {
   std::string path = dir_ + "/" + manifest_.index_file;
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, 0));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
   auto size = static_cast<uint64_t>(st.st_size);
@@ -123,7 +155,7 @@ Status Dataset::OpenIndex() {
 Status Dataset::OpenShards() {
   for (const ShardInfo& shard : manifest_.shards) {
     std::string path = dir_ + "/" + shard.file;
-    auto fd = OpenFile(path, O_RDONLY);
+    auto fd = OpenDatasetFile(path, 0);
     if (!fd.ok()) {
       return fd.status().WithContext("shard listed in " + std::string(kManifestFileName) +
                                      " cannot be opened");
@@ -189,8 +221,18 @@ Result<Entry> Dataset::GetEntry(uint64_t index) const {
         return bad("link target outside the name table");
       }
       break;
-    default:
-      return bad("unknown entry type");
+    default: {
+      // Devices, FIFOs and sockets are never packed; name what the record claims to be.
+      const uint32_t type = r.mode & kModeTypeMask;
+      const char* kind = type == 0020000 ? "a character device"
+                         : type == 0060000 ? "a block device"
+                         : type == 0010000 ? "a FIFO"
+                         : type == 0140000 ? "a socket"
+                                           : "no known type";
+      return Status::Corruption(dir_ + "/" + manifest_.index_file + ": entry " +
+                                std::to_string(index) + ": mode " + OctalModeText(r.mode) +
+                                " is " + kind + ", which a dataset never holds");
+    }
   }
   return e;
 }
@@ -283,13 +325,20 @@ std::string Dataset::PathOf(uint64_t index) const {
   std::vector<std::string_view> parts;
   // Bounded walk: a damaged index cannot make this loop forever.
   for (uint64_t i = index, steps = 0; i != 0 && steps < 4096; ++steps) {
-    auto e = GetEntry(i);
-    if (!e.ok()) {
+    // The record's own name and parent, checked only as far as reading them needs: the path of
+    // an entry refused for another reason (its type, its bytes) is what a report must name.
+    if (i >= entry_count_) {
       parts.push_back("?");
       break;
     }
-    parts.push_back(e->name);
-    i = e->record.parent;
+    const EntryRecord& r = entries_[i];
+    if (r.name_offset > strings_size_ || r.name_len > strings_size_ - r.name_offset ||
+        r.name_len == 0 || r.parent >= entry_count_) {
+      parts.push_back("?");
+      break;
+    }
+    parts.emplace_back(strings_ + r.name_offset, r.name_len);
+    i = r.parent;
   }
   std::string path;
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
@@ -319,7 +368,7 @@ Status Dataset::ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char
 void Dataset::EnableDirectReads() {
   std::vector<UniqueFd> fds;
   for (const ShardInfo& shard : manifest_.shards) {
-    auto fd = OpenFile(dir_ + "/" + shard.file, O_RDONLY | O_DIRECT);
+    auto fd = OpenDatasetFile(dir_ + "/" + shard.file, O_DIRECT);
     if (!fd.ok()) return;  // tmpfs and some FUSE filesystems refuse O_DIRECT: stay buffered
     fds.push_back(std::move(fd).value());
   }

@@ -57,6 +57,12 @@ class ShardBytes {
   size_t size_ = 0;
 };
 
+// Opens a file of a dataset (or of one of its views) read-only, with `flags` added, never
+// through a symbolic link: a dataset's files are its own, and a shard linked to another file
+// would be read, and its size reported, as the shard. InvalidArgument naming `path` when it is a
+// link or not a regular file.
+Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags = 0);
+
 class Dataset {
  public:
   // Opens the dataset directory `dir`. Errors name the file and the problem ("not an mmfs

@@ -39,7 +39,20 @@ Result<const char*> MappingBase(const void* inside, const std::string& path) {
   return Status::IoError("cannot find the mapping of " + path + " in /proc/self/maps");
 }
 
+// A device, FIFO or socket (or a type bit pattern of none) is never packed either.
+Status CheckType(std::string_view name, uint32_t mode, uint32_t type) {
+  if ((mode & kModeTypeMask) == type) return Status::Ok();
+  return Status::InvalidArgument("index: '" + std::string(name) + "' has mode " + OctalMode(mode) +
+                                 ", not of the type it is added as");
+}
+
 }  // namespace
+
+std::string OctalMode(uint32_t mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06o", mode);
+  return buf;
+}
 
 std::string SampleKey(uint64_t sample) {
   std::string key(8, '\0');
@@ -235,7 +248,7 @@ Result<IndexFileInfo> WriteIndexFile(const std::string& path, std::span<const En
 
 IndexBuilder::IndexBuilder(uint32_t root_mode, int64_t root_mtime_ns) {
   EntryRecord root{};
-  root.mode = root_mode;
+  root.mode = kModeDirectory | (root_mode & 0777);
   root.mtime_ns = root_mtime_ns;
   entries_.push_back(root);
   directories_.push_back(0);
@@ -254,6 +267,12 @@ bool IndexBuilder::NextDirectory() {
 Status IndexBuilder::AddChild(std::string_view name, uint32_t mode, int64_t mtime_ns,
                               EntryRecord** record) {
   if (!started_) return Status::InvalidArgument("index: a child added before NextDirectory");
+  if ((mode & ~(kModeTypeMask | 0777)) != 0) {
+    // The last check before the bytes: a dataset never asks for setuid, setgid or sticky.
+    return Status::InvalidArgument("index: '" + std::string(name) + "' has mode " +
+                                   OctalMode(mode) + ": setuid, setgid and sticky bits are "
+                                   "never packed");
+  }
   if (name.empty() || name.size() > kMaxNameLength) {
     return Status::InvalidArgument("index: a name of " + std::to_string(name.size()) +
                                    " bytes (1 to " + std::to_string(kMaxNameLength) + ")");
@@ -286,6 +305,7 @@ Status IndexBuilder::AddChild(std::string_view name, uint32_t mode, int64_t mtim
 
 Status IndexBuilder::AddFile(std::string_view name, uint32_t mode, int64_t mtime_ns,
                              const FileLocation& file) {
+  MMFS_RETURN_IF_ERROR(CheckType(name, mode, kModeRegular));
   EntryRecord* r = nullptr;
   MMFS_RETURN_IF_ERROR(AddChild(name, mode, mtime_ns, &r));
   r->shard = file.shard;
@@ -300,6 +320,7 @@ Status IndexBuilder::AddFile(std::string_view name, uint32_t mode, int64_t mtime
 
 Status IndexBuilder::AddSymlink(std::string_view name, uint32_t mode, int64_t mtime_ns,
                                 std::string_view target) {
+  MMFS_RETURN_IF_ERROR(CheckType(name, mode, kModeSymlink));
   EntryRecord* r = nullptr;
   MMFS_RETURN_IF_ERROR(AddChild(name, mode, mtime_ns, &r));
   r->data_offset = strings_.size();
@@ -309,6 +330,7 @@ Status IndexBuilder::AddSymlink(std::string_view name, uint32_t mode, int64_t mt
 }
 
 Status IndexBuilder::AddDirectory(std::string_view name, uint32_t mode, int64_t mtime_ns) {
+  MMFS_RETURN_IF_ERROR(CheckType(name, mode, kModeDirectory));
   EntryRecord* r = nullptr;
   MMFS_RETURN_IF_ERROR(AddChild(name, mode, mtime_ns, &r));
   directories_.push_back(static_cast<uint32_t>(entries_.size() - 1));

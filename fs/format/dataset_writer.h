@@ -115,7 +115,9 @@ class IndexBuilder {
   // order AddDirectory added it. False when every directory added has had its turn.
   bool NextDirectory();
 
-  // Add the next child of the directory NextDirectory started. `mode` holds the type bits.
+  // Add the next child of the directory NextDirectory started. `mode` holds the type bits, of
+  // the kind added, and permission bits only: setuid, setgid and sticky bits are refused (and
+  // masked off the root's), so no dataset this writes can ask a mount for them.
   // REQUIRES: NextDirectory returned true.
   Status AddFile(std::string_view name, uint32_t mode, int64_t mtime_ns,
                  const FileLocation& file);
@@ -141,6 +143,9 @@ class IndexBuilder {
   bool started_ = false;               // NextDirectory has returned true
   uint32_t current_ = 0;  // entry index of the directory whose children are being added
 };
+
+// "0100644": a mode in octal with its type bits, for messages.
+std::string OctalMode(uint32_t mode);
 
 // Big-endian 8-byte LMDB key of a sample.
 std::string SampleKey(uint64_t sample);

@@ -38,6 +38,10 @@ Result<std::unique_ptr<View>> View::Open(const std::string& dataset_dir, uint32_
   std::unique_ptr<View> v(new View());
   v->dir_ = ViewDir(dataset_dir, side);
   std::string manifest_path = v->dir_ + "/" + kManifestFileName;
+  {
+    // Only to refuse a link: ReadWholeFile opens it again by name.
+    MMFS_ASSIGN_OR_RETURN(UniqueFd manifest_fd, OpenDatasetFile(manifest_path));
+  }
   MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(manifest_path, kMaxViewManifestBytes));
   MMFS_ASSIGN_OR_RETURN(v->manifest_, ViewManifest::Parse(text, manifest_path));
   if (v->manifest_.side != side) {
@@ -70,7 +74,7 @@ uint64_t View::bytes_on_disk() const {
 
 Status View::OpenIndex(const Manifest& base) {
   std::string path = dir_ + "/" + manifest_.index_file;
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY | O_CLOEXEC));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, O_CLOEXEC));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
   auto size = static_cast<uint64_t>(st.st_size);
@@ -115,7 +119,7 @@ Status View::OpenIndex(const Manifest& base) {
 Status View::OpenShards() {
   for (const ShardInfo& s : manifest_.shards) {
     std::string path = dir_ + "/" + s.file;
-    MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY | O_CLOEXEC));
+    MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, O_CLOEXEC));
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
     if (static_cast<uint64_t>(st.st_size) != s.size) {

@@ -123,3 +123,32 @@ TEST_F(CaptionsTest, ProgressNeverPassesTheTotalAndFinishesOnce) {
 
 }  // namespace
 }  // namespace mmfs::pack
+
+namespace mmfs::pack {
+namespace {
+
+// "img1.jpg" and "./img1.jpg" are one image: the second row is a duplicate, found while the
+// metadata is read (before any image is), and both rows are named.
+TEST_F(CaptionsTest, TwoSpellingsOfOneImageAreADuplicateNamingBothRows) {
+  WriteFile(tmp_ / "hf/train/metadata.jsonl",
+            "{\"file_name\": \"a.jpg\", \"text\": \"one\"}\n"
+            "{\"file_name\": \"b.jpg\", \"text\": \"two\"}\n"
+            "{\"file_name\": \"./a.jpg\", \"text\": \"three\"}\n");
+  auto s = Pack({tmp_ / "hf"});
+  ASSERT_FALSE(s.ok());
+  const std::string meta = tmp_ / "hf/train/metadata.jsonl";
+  EXPECT_NE(s.status().message().find(meta + " line 1 (\"a.jpg\") and " + meta +
+                                      " line 3 (\"./a.jpg\") both make 'a.txt'"),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_EQ(reporter_.last.files_done, 0u) << "failed after reading files";
+  // Spelled "./" alone, a row still finds its image and makes its caption next to it.
+  WriteFile(meta, "{\"file_name\": \"./a.jpg\", \"text\": \"dotted\"}\n");
+  ds_.reset();
+  s = Pack({tmp_ / "hf"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("train/a.txt"), "dotted");
+}
+
+}  // namespace
+}  // namespace mmfs::pack

@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fs/base/file_util.h"
@@ -60,6 +61,46 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// A name from the index as one line of text: control characters (a newline in a file name would
+// start a line that looks like another finding), backslash and DEL escaped; UTF-8 kept.
+std::string Printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string ModeText(uint32_t mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06o", mode);
+  return buf;
+}
+
+std::string SpecialBitsText(uint32_t mode) {
+  std::string bits;
+  if ((mode & 04000) != 0) bits += "setuid";
+  if ((mode & 02000) != 0) bits += std::string(bits.empty() ? "" : ", ") + "setgid";
+  if ((mode & 01000) != 0) bits += std::string(bits.empty() ? "" : ", ") + "sticky";
+  return bits + (bits.find(',') == std::string::npos ? " bit" : " bits");
+}
+
 }  // namespace
 
 int RunVerify(const InspectArgs& args) {
@@ -105,7 +146,13 @@ int RunVerify(const InspectArgs& args) {
         auto e = dataset.GetEntry(i);
         std::string why;
         if (!e.ok()) {
-          why = e.status().message();
+          why = (i > 0 ? dataset.PathOf(i) + ": " : "") + e.status().message();
+        } else if ((e->record.mode & 07000) != 0) {
+          // mmfs pack never writes these; an index that holds them was edited to ask a mount
+          // for them (a setuid root program, on a mount with suid).
+          why = (i > 0 ? dataset.PathOf(i) : std::string("the root directory")) + ": mode " +
+                ModeText(e->record.mode) + " has " + SpecialBitsText(e->record.mode) +
+                ", which mmfs pack never writes (the index was edited)";
         } else if (e->is_regular()) {
           buf.resize(e->size());
           Status st = dataset.ReadVerified(*e, buf.data());
@@ -167,8 +214,9 @@ int RunVerify(const InspectArgs& args) {
                         {"view_bytes_checked", view_result.bytes_checked}};
     std::printf("%s\n", JsonText(j, 2).c_str());
   } else {
-    for (const std::string& p : problems) std::printf("DAMAGED %s\n", p.c_str());
-    std::printf("%s: %s files (%s) checked, %s damaged, %zu shard(s) %s\n", args.dataset.c_str(),
+    for (const std::string& p : problems) std::printf("DAMAGED %s\n", Printable(p).c_str());
+    std::printf("%s: %s files (%s) checked, %s damaged, %zu shard(s) %s\n",
+                Printable(args.dataset).c_str(),
                 FormatCount(files).c_str(), FormatBytes(bytes).c_str(),
                 FormatCount(damaged).c_str(), m.shards.size(),
                 problems.empty() ? "intact" : "with problems (see above)");
@@ -247,7 +295,7 @@ int RunInfo(const InspectArgs& args) {
                 FormatCount(s.samples).c_str());
   }
   std::printf("  source: %s", m.source_layout.c_str());
-  for (const auto& p : m.source_paths) std::printf(" %s", p.c_str());
+  for (const auto& p : m.source_paths) std::printf(" %s", Printable(p).c_str());
   std::printf(" (--on-bad %s)\n", m.on_bad.c_str());
   std::string by_side;
   for (const auto& [bucket, n] : sizes) {
@@ -268,7 +316,9 @@ int RunInfo(const InspectArgs& args) {
   }
   for (const Status& p : views.problems()) std::printf("  view UNUSABLE: %s\n", p.message().c_str());
   std::printf("  largest directories by images:\n");
-  for (const auto& [dir, n] : top) std::printf("    %10s  %s\n", FormatCount(n).c_str(), dir.c_str());
+  for (const auto& [dir, n] : top) {
+    std::printf("    %10s  %s\n", FormatCount(n).c_str(), Printable(dir).c_str());
+  }
   return 0;
 }
 

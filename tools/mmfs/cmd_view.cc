@@ -105,9 +105,27 @@ uint64_t DatasetBytesOnDisk(const format::Manifest& m) {
   return n;
 }
 
+// A view of side N appears in the mount as the top-level folder "@N": a packed folder of that
+// name would be hidden behind it without a word.
+Status CheckViewNameIsFree(const std::string& dataset, uint32_t side) {
+  MMFS_ASSIGN_OR_RETURN(auto ds, format::Dataset::Open(dataset));
+  MMFS_ASSIGN_OR_RETURN(format::Entry root, ds->GetEntry(0));
+  std::string name = "@";  // appended: GCC 12 -O3 reports a false -Wrestrict for "@" + ...
+  name += std::to_string(side);
+  if (!ds->LookupChild(root, name).ok()) return Status::Ok();
+  return Status::AlreadyExists(dataset + " has a top-level folder '" + name +
+                               "' of its own, which the view of side " + std::to_string(side) +
+                               " would hide in the mount (both are '" + name +
+                               "'); choose another side, or rename the folder and pack again");
+}
+
 }  // namespace
 
 int RunViewAdd(const ViewArgs& args) {
+  if (Status free = CheckViewNameIsFree(args.dataset, args.side); !free.ok()) {
+    PrintError(free.message());
+    return 1;
+  }
   view::ViewOptions options;
   options.dataset = args.dataset;
   options.side = args.side;

@@ -38,20 +38,29 @@ SourceNode* FindPath(SourceNode* dir, std::string_view rel) {
 }
 
 // Files to add, by the '/'-separated path of their directory below the base the paths are
-// relative to; added after all rows are read, so that node pointers stay valid meanwhile.
-using Additions = std::map<std::string, std::vector<SourceNode>>;
+// relative to (normalised: NormalPath); added after all rows are read, so that node pointers
+// stay valid meanwhile. `origin` remembers which row planned each path, for the message when
+// another row plans it again.
+struct Additions {
+  std::map<std::string, std::vector<SourceNode>> files;
+  std::map<std::string, std::string> origin;  // "dir/name" -> the row that planned it
+};
 
+// `origin` is the row ("metadata.jsonl line 3"), `image` the file name as it spells it.
 Status Plan(Additions* add, SourceNode* dir, const std::string& dir_rel, std::string name,
-            std::string data, int64_t mtime_ns, const std::string& origin) {
+            std::string data, int64_t mtime_ns, const std::string& origin,
+            const std::string& image) {
   if (FindChild(dir, name) != nullptr) {
     return Status::AlreadyExists(origin + ": would create '" + name +
                                  "', which already exists in the source; rename one of them");
   }
-  for (const SourceNode& n : (*add)[dir_rel]) {
-    if (n.name == name) {
-      return Status::AlreadyExists(origin + ": '" + name + "' is generated twice (the same image "
-                                   "is listed twice, or two images share the key)");
-    }
+  const std::string path = dir_rel.empty() ? name : dir_rel + "/" + name;
+  std::string row = origin + " (\"" + image + "\")";
+  auto [it, added] = add->origin.emplace(path, row);
+  if (!added) {
+    return Status::AlreadyExists(it->second + " and " + row + " both make '" + path +
+                                 "' (the same image listed twice, or two images that share the "
+                                 "key); remove one of the rows");
   }
   SourceNode f;
   f.name = std::move(name);
@@ -60,7 +69,7 @@ Status Plan(Additions* add, SourceNode* dir, const std::string& dir_rel, std::st
   f.size = data.size();
   f.has_inline_data = true;
   f.inline_data = std::move(data);
-  (*add)[dir_rel].push_back(std::move(f));
+  add->files[dir_rel].push_back(std::move(f));
   return Status::Ok();
 }
 
@@ -68,26 +77,45 @@ Status Plan(Additions* add, SourceNode* dir, const std::string& dir_rel, std::st
 // subdirectory is looked up again only after everything below it is done.
 void Apply(Additions& add, SourceNode* base, CaptionCounts* counts) {
   std::vector<std::string> dirs;
-  for (const auto& [rel, files] : add) dirs.push_back(rel);
+  for (const auto& [rel, files] : add.files) dirs.push_back(rel);
   std::sort(dirs.begin(), dirs.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   for (const std::string& rel : dirs) {
     SourceNode* dir = FindPath(base, rel);
     if (dir == nullptr) continue;  // cannot happen: planned from an existing node
-    counts->files_added += add[rel].size();
-    for (SourceNode& f : add[rel]) {
+    counts->files_added += add.files[rel].size();
+    for (SourceNode& f : add.files[rel]) {
       counts->bytes_added += f.size;
       dir->children.push_back(std::move(f));
     }
     std::sort(dir->children.begin(), dir->children.end(),
               [](const SourceNode& a, const SourceNode& b) { return a.name < b.name; });
   }
-  add.clear();
+  add.files.clear();
+  add.origin.clear();
+}
+
+// `rel` without empty and "." components: "./a//b.jpg" -> "a/b.jpg", the path FindPath finds.
+std::string NormalPath(std::string_view rel) {
+  std::string out;
+  size_t start = 0;
+  while (start <= rel.size()) {
+    size_t slash = rel.find('/', start);
+    if (slash == std::string_view::npos) slash = rel.size();
+    std::string_view part = rel.substr(start, slash - start);
+    start = slash + 1;
+    if (part.empty() || part == ".") continue;
+    if (!out.empty()) out += '/';
+    out += part;
+  }
+  return out;
 }
 
 // `file_name`'s directory and key: "images/0001.png" -> (node of images, "images", "0001").
-SourceNode* ParentAndKey(SourceNode* base, const std::string& file_name, std::string* parent_rel,
+SourceNode* ParentAndKey(SourceNode* base, const std::string& raw_name, std::string* parent_rel,
                          std::string* key) {
+  // One image has one set of paths however a row spells it ("img1.jpg", "./img1.jpg").
+  const std::string file_name = NormalPath(raw_name);
   size_t slash = file_name.rfind('/');
   *parent_rel = slash == std::string::npos ? "" : file_name.substr(0, slash);
   SourceNode* parent = FindPath(base, *parent_rel);
@@ -211,12 +239,12 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
   uint64_t missing = 0, uncaptioned = 0;
   for (const MetadataRow& r : rows) {
     const nlohmann::json& row = r.row;
-    const std::string& where = r.where;
     auto fn = row.find("file_name");
     if (fn == row.end() || !fn->is_string()) {
-      return Status::InvalidArgument(where + ": no \"file_name\" string");
+      return Status::InvalidArgument(r.where + ": no \"file_name\" string");
     }
     std::string file_name = fn->get<std::string>();
+    const std::string& where = r.where;
     SourceNode* image = FindPath(dir, file_name);
     if (image == nullptr || IsDir(*image)) {
       ++missing;
@@ -234,12 +262,12 @@ Status AddHfIn(SourceNode* dir, const std::vector<std::string>& fields, PackRepo
     }
     if (caption != nullptr) {
       MMFS_RETURN_IF_ERROR(Plan(&add, parent, parent_rel, key + ".txt",
-                                caption->get<std::string>(), meta->mtime_ns, where));
+                                caption->get<std::string>(), meta->mtime_ns, where, file_name));
     } else {
       ++uncaptioned;
     }
-    MMFS_RETURN_IF_ERROR(
-        Plan(&add, parent, parent_rel, key + ".json", JsonText(row) + "\n", meta->mtime_ns, where));
+    MMFS_RETURN_IF_ERROR(Plan(&add, parent, parent_rel, key + ".json", JsonText(row) + "\n",
+                              meta->mtime_ns, where, file_name));
   }
   if (missing > 0) {
     reporter.Warning(path + ": " + std::to_string(missing) +
@@ -351,7 +379,8 @@ Status AddCocoCaptions(SourceNode* root, const std::string& annotations_path,
     std::string key, parent_rel;
     SourceNode* parent = ParentAndKey(root, file_name, &parent_rel, &key);
     MMFS_RETURN_IF_ERROR(Plan(&add, parent, parent_rel, key + ".txt", it->second, mtime,
-                              annotations_path + " (image " + std::to_string(id) + ")"));
+                              annotations_path + " (image " + std::to_string(id) + ")",
+                              file_name));
   }
   if (missing > 0) {
     reporter.Warning(annotations_path + ": " + std::to_string(missing) + " of " +

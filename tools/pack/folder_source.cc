@@ -48,7 +48,8 @@ class FolderScanner {
   FolderScanner(std::string real_root, PackReporter& reporter, ScanCounts* counts)
       : real_root_(std::move(real_root)), reporter_(reporter), counts_(counts) {}
 
-  Status ScanDir(const std::string& path, SourceNode* dir) {
+  // `reach`: the group and other read bits the folders down to `path` let through.
+  Status ScanDir(const std::string& path, SourceNode* dir, uint32_t reach) {
     DIR* d = ::opendir(path.c_str());
     if (d == nullptr) return Status::FromErrno(errno, "open directory " + path);
     std::vector<std::string> names;
@@ -70,13 +71,17 @@ class FolderScanner {
       }
       SourceNode node;
       node.name = name;
-      node.mode = st.st_mode & 07777 & ~static_cast<uint32_t>(S_ISUID | S_ISGID);
+      // Permission bits only: a dataset never holds setuid, setgid or sticky bits.
+      node.mode = st.st_mode & 0777;
       node.mtime_ns = MtimeNs(st);
       if (S_ISDIR(st.st_mode)) {
         node.mode |= S_IFDIR;
-        MMFS_RETURN_IF_ERROR(ScanDir(child_path, &node));
+        MMFS_RETURN_IF_ERROR(ScanDir(child_path, &node, reach & ((st.st_mode & 0011) << 2)));
       } else if (S_ISREG(st.st_mode)) {
         node.mode |= S_IFREG;
+        if (counts_->access != nullptr) {
+          counts_->access->AddFile(child_path, st.st_uid, st.st_gid, st.st_mode, reach);
+        }
         node.size = static_cast<uint64_t>(st.st_size);
         node.source_path = child_path;
         counts_->files++;
@@ -167,7 +172,7 @@ Result<SourceNode> ScanFolder(const std::string& root, PackReporter& reporter,
   top.mode = S_IFDIR | (st.st_mode & 0777);
   top.mtime_ns = MtimeNs(st);
   FolderScanner scanner(real_root, reporter, counts);
-  MMFS_RETURN_IF_ERROR(scanner.ScanDir(real_root, &top));
+  MMFS_RETURN_IF_ERROR(scanner.ScanDir(real_root, &top, FolderReach(real_root)));
   return top;
 }
 

@@ -13,6 +13,7 @@
 
 #include "fs/base/status.h"
 #include "tools/pack/reporter.h"
+#include "tools/pack/source_access.h"
 #include "tools/pack/source_tree.h"
 
 namespace mmfs::pack {
@@ -21,6 +22,7 @@ struct ScanCounts {
   uint64_t files = 0;
   uint64_t bytes = 0;
   uint64_t skipped = 0;
+  AccessTally* access = nullptr;  // when set, every regular file found is added to it; not owned
 };
 
 Result<SourceNode> ScanFolder(const std::string& root, PackReporter& reporter,

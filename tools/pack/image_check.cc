@@ -41,6 +41,32 @@ std::string Printable(std::string_view bytes) {
   return start;
 }
 
+// The signature checks, on the whole file or on its first kImageStartBytes alike.
+Status JpegStart(std::string_view bytes) {
+  if (bytes.size() >= 4 && static_cast<unsigned char>(bytes[0]) == 0xFF &&
+      static_cast<unsigned char>(bytes[1]) == 0xD8) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(bytes.empty() ? "not a JPEG (empty file)"
+                                               : "not a JPEG (starts with '" + Printable(bytes) + "')");
+}
+
+Status PngStart(std::string_view bytes) {
+  if (bytes.size() >= 8 && png_sig_cmp(reinterpret_cast<png_const_bytep>(bytes.data()), 0, 8) == 0) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(bytes.empty() ? "not a PNG (empty file)"
+                                               : "not a PNG (starts with '" + Printable(bytes) + "')");
+}
+
+Status WebpStart(std::string_view bytes) {
+  if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP") {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(bytes.empty() ? "not a WebP (empty file)"
+                                               : "not a WebP (starts with '" + Printable(bytes) + "')");
+}
+
 Status CheckPixels(const char* kind, uint64_t width, uint64_t height) {
   if (width == 0 || height == 0) return Status::InvalidArgument(std::string(kind) + " with zero size");
   if (width * height > kMaxImagePixels) {
@@ -54,10 +80,7 @@ Status CheckPixels(const char* kind, uint64_t width, uint64_t height) {
 
 Result<ImageInfo> CheckPng(std::string_view bytes) {
   const auto* data = reinterpret_cast<png_const_bytep>(bytes.data());
-  if (bytes.size() < 8 || png_sig_cmp(data, 0, 8) != 0) {
-    return Status::InvalidArgument(bytes.empty() ? "not a PNG (empty file)"
-                                                 : "not a PNG (starts with '" + Printable(bytes) + "')");
-  }
+  MMFS_RETURN_IF_ERROR(PngStart(bytes));
   png_image image;
   std::memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
@@ -77,10 +100,7 @@ Result<ImageInfo> CheckPng(std::string_view bytes) {
 }
 
 Result<ImageInfo> CheckWebp(std::string_view bytes) {
-  if (bytes.size() < 12 || bytes.substr(0, 4) != "RIFF" || bytes.substr(8, 4) != "WEBP") {
-    return Status::InvalidArgument(bytes.empty() ? "not a WebP (empty file)"
-                                                 : "not a WebP (starts with '" + Printable(bytes) + "')");
-  }
+  MMFS_RETURN_IF_ERROR(WebpStart(bytes));
   int width = 0, height = 0;
   if (WebPGetInfo(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &width, &height) == 0) {
     return Status::InvalidArgument("bad WebP header");
@@ -93,6 +113,13 @@ Result<ImageInfo> CheckWebp(std::string_view bytes) {
                                    " bytes, the RIFF header says " + std::to_string(riff + 8));
   }
   return ImageInfo{static_cast<uint32_t>(width), static_cast<uint32_t>(height)};
+}
+
+Status CheckImageStart(std::string_view name, std::string_view head) {
+  if (HasJpegExtension(name)) return JpegStart(head);
+  if (HasPngExtension(name)) return PngStart(head);
+  if (HasWebpExtension(name)) return WebpStart(head);
+  return Status::Ok();
 }
 
 bool IsImageName(std::string_view name) {
@@ -115,15 +142,7 @@ void JpegChecker::ResetHandle() {
 Result<ImageInfo> JpegChecker::Check(std::string_view bytes) {
   if (handle_ == nullptr) handle_ = tjInitDecompress();  // a reset that could not allocate
   if (handle_ == nullptr) return Status::ResourceExhausted("cannot create a JPEG decoder");
-  if (bytes.size() < 4 || static_cast<unsigned char>(bytes[0]) != 0xFF ||
-      static_cast<unsigned char>(bytes[1]) != 0xD8) {
-    std::string start;
-    for (char c : bytes.substr(0, 4)) {
-      start += std::isprint(static_cast<unsigned char>(c)) ? c : '.';
-    }
-    return Status::InvalidArgument(bytes.empty() ? "not a JPEG (empty file)"
-                                                 : "not a JPEG (starts with '" + start + "')");
-  }
+  MMFS_RETURN_IF_ERROR(JpegStart(bytes));
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(static_cast<tjhandle>(handle_),
                           reinterpret_cast<const unsigned char*>(bytes.data()),

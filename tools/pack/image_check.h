@@ -7,6 +7,7 @@
 // Thread-safety: a JpegChecker is used by one thread at a time; use one per thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -35,6 +36,15 @@ Result<ImageInfo> CheckPng(std::string_view bytes);
 // A WebP's RIFF container and header (libwebp), its size against the pixel limit, and that the
 // RIFF length matches the bytes (not truncated).
 Result<ImageInfo> CheckWebp(std::string_view bytes);
+
+// Bytes at the start of a file enough for CheckImageStart.
+inline constexpr size_t kImageStartBytes = 16;
+
+// The signature of the image type `name`'s extension says (JPEG, PNG, WebP), from the file's
+// first bytes (`head`: kImageStartBytes, or the whole file when shorter): the error the whole
+// file's check would give when they cannot start such an image, so that a large file that is
+// not one is refused before it is read. Ok for other names.
+Status CheckImageStart(std::string_view name, std::string_view head);
 
 class JpegChecker {
  public:

@@ -24,6 +24,7 @@
 #include "tools/pack/progress.h"
 #include "tools/pack/sample_writer.h"
 #include "tools/pack/shard_sequence.h"
+#include "tools/pack/source_access.h"
 #include "tools/pack/source_scan.h"
 
 namespace mmfs::pack {
@@ -85,6 +86,14 @@ class Packer {
     reporter_.Phase("writing index");
     MMFS_RETURN_IF_ERROR(WriteIndexAndManifest(scanned.root, shards_, options_, scanned.layouts,
                                                work_dir_, &summary_));
+    // Shards hold every file's bytes: no more users may read them than may read each source.
+    MMFS_ASSIGN_OR_RETURN(OutputModes modes, RestrictOutputModes(work_dir_, scanned.access));
+    if ((modes.file_mode & 0004) == 0) {
+      reporter_.Phase(std::string("not every source file is readable by other users: the "
+                                  "dataset's files are made ") +
+                      ((modes.file_mode & 0040) != 0 ? "0640 in a 0750" : "0600 in a 0700") +
+                      " folder");
+    }
     return summary_;
   }
 
@@ -258,7 +267,9 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
     }
   }
   RemoveStalePartials(dst, resume ? work : "", reporter);
-  if (!resume && ::mkdir(work.c_str(), 0755) != 0) return Status::FromErrno(errno, "mkdir " + work);
+  // Private while it is written: the modes it may have are known at the end (RestrictOutputModes).
+  if (!resume && ::mkdir(work.c_str(), 0700) != 0) return Status::FromErrno(errno, "mkdir " + work);
+  if (resume) (void)::chmod(work.c_str(), 0700);
   Packer packer(options, reporter, work, resume);
   auto result = packer.Run();
   auto cleanup = [&] { fsys::remove_all(work, ec); };

@@ -42,6 +42,10 @@ struct PackOptions {
   std::string coco_annotations;  // captions_*.json for the (single) source folder
   // Threads reading, checking and checksumming samples; the output is the same for any number.
   int jobs = 1;
+  // The largest file packed: a larger file in a folder fails the pack naming it, before it is
+  // read; a larger tar member is left out with a warning. Every file is held in memory while it
+  // is checked and checksummed, and so is each file the mount serves.
+  uint64_t max_file_bytes = 1ull << 30;
   // Continue the most recent interrupted pack to the same DST (same sources and options): its
   // finished shards are kept, the rest is packed again; the result is the same as one pack.
   bool resume = false;

@@ -40,12 +40,23 @@ struct PreparedSample {
 // Thread-safe: each thread has its own JPEG decoder.
 void CheckAndHash(PreparedSample& p);
 
+// How much of a file PrepareFromFiles reads.
+struct ReadLimits {
+  // A larger file fails the pack, naming it, before it is read (PackOptions::max_file_bytes).
+  uint64_t max_file_bytes = 1ull << 30;
+  // --on-bad keep packs a bad image whole; otherwise an image whose first bytes are not its
+  // type's signature is refused from them, unread (a 2 GiB ".jpg" of zeros costs 16 bytes).
+  bool keep_bad_images = false;
+};
+
 // A prepared sample of files on disk (folder sources and generated captions): reads `members`
-// (which must not have changed size since they were scanned), then CheckAndHash.
-PreparedSample PrepareFromFiles(std::vector<SourceNode*> members);
+// (which must not have changed size since they were scanned) after checking each image's first
+// bytes (CheckImageStart), then checks and checksums them as CheckAndHash does.
+PreparedSample PrepareFromFiles(std::vector<SourceNode*> members, const ReadLimits& limits);
 
 // Runs preparations on `jobs` threads (inline for 1) and hands the results to `commit` in the
-// order they were submitted, keeping at most a few per thread in flight.
+// order they were submitted, keeping at most a few per thread in flight, and at most
+// kBytesInFlightPerJob of file bytes per thread.
 class SamplePipeline {
  public:
   using Commit = std::function<Status(PreparedSample&)>;
@@ -54,9 +65,13 @@ class SamplePipeline {
   SamplePipeline(const SamplePipeline&) = delete;
   SamplePipeline& operator=(const SamplePipeline&) = delete;
 
-  // Queues `prepare` (runs it and commits at once with one job); commits the oldest samples
-  // while too many are in flight, returning the first error of those commits.
-  Status Submit(std::function<PreparedSample()> prepare);
+  // Queues `prepare`, a sample of `bytes` file bytes (runs it and commits at once with one
+  // job); commits the oldest samples while too many, or too many bytes, are in flight, returning
+  // the first error of those commits.
+  Status Submit(std::function<PreparedSample()> prepare, uint64_t bytes = 0);
+
+  // File bytes a job may have read ahead of the shards (plus one sample larger than that).
+  static constexpr uint64_t kBytesInFlightPerJob = 256ull << 20;
 
   // Commits everything submitted.
   Status Finish();
@@ -72,7 +87,10 @@ class SamplePipeline {
 
   Commit commit_;
   size_t window_ = 4;
+  uint64_t window_bytes_ = kBytesInFlightPerJob;
   std::deque<std::future<PreparedSample>> pending_;  // submission order
+  std::deque<uint64_t> pending_sizes_;                // bytes of each, same order
+  uint64_t pending_bytes_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::packaged_task<PreparedSample()>> queue_;  // guarded by mu_

@@ -14,8 +14,6 @@ namespace mmfs::pack {
 
 namespace {
 
-// Tar members larger than this are skipped with a warning (TarReader::Open).
-constexpr uint64_t kMaxTarMemberBytes = 1ull << 30;
 // Members of incomplete samples of an ungrouped tar held in memory; the rest wait on disk.
 constexpr uint64_t kTarGroupingMemory = 256ull << 20;
 
@@ -99,29 +97,40 @@ Status SampleWriter::AddGroup(std::vector<SourceNode*> members,
   bool from_tar = contents != nullptr;
   if (!resume_groups_.empty()) return ApplyResumed(members, from_tar);
   if (!from_tar) {
-    return pipeline_.Submit([members = std::move(members)]() { return PrepareFromFiles(members); });
+    ReadLimits limits;
+    limits.max_file_bytes = options_.max_file_bytes;
+    limits.keep_bad_images = options_.on_bad == OnBadImage::kKeep;
+    uint64_t bytes = 0;
+    for (const SourceNode* m : members) bytes += m->size;
+    return pipeline_.Submit(
+        [members = std::move(members), limits]() { return PrepareFromFiles(members, limits); },
+        bytes);
   }
   // std::function needs a copyable callable: the bytes travel behind a shared_ptr.
   auto shared = std::make_shared<PreparedSample>();
   shared->members = std::move(members);
   shared->contents = std::move(*contents);
   shared->from_tar = true;
-  return pipeline_.Submit([shared]() {
-    CheckAndHash(*shared);
-    return std::move(*shared);
-  });
+  uint64_t bytes = 0;
+  for (const std::string& c : shared->contents) bytes += c.size();
+  return pipeline_.Submit(
+      [shared]() {
+        CheckAndHash(*shared);
+        return std::move(*shared);
+      },
+      bytes);
 }
 
 // Streams one tar: members sharing a directory and key are one sample wherever they are in
 // the archive (tar_grouping.h); the folder's tree is built from the member paths as they come.
 Status SampleWriter::WriteTar(SourceNode* dir) {
   const std::string& path = dir->tar_path;
-  MMFS_ASSIGN_OR_RETURN(TarSamplePlan plan, PlanTarSamples(path, kMaxTarMemberBytes));
+  MMFS_ASSIGN_OR_RETURN(TarSamplePlan plan, PlanTarSamples(path, options_.max_file_bytes));
   if (!plan.grouped) {
     reporter_.Phase(path + ": the members of a sample are not next to each other; grouping "
                     "them by key across the archive");
   }
-  MMFS_ASSIGN_OR_RETURN(auto reader, TarReader::Open(path, reporter_, kMaxTarMemberBytes));
+  MMFS_ASSIGN_OR_RETURN(auto reader, TarReader::Open(path, reporter_, options_.max_file_bytes));
   TarGrouper grouper(plan, work_dir_, kTarGroupingMemory);
   // Member nodes live in `files` until the end, keyed by path; pointers into a std::map stay.
   std::map<std::string, SourceNode> files;

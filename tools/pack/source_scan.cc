@@ -23,6 +23,15 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
+// Adds a file read whole from outside a scanned folder (a tar, an annotation file).
+void AddToTally(AccessTally* tally, const std::string& path, const struct stat& st) {
+  std::error_code ec;
+  fsys::path real = fsys::canonical(path, ec);
+  std::string folder = ec ? fsys::absolute(path, ec).parent_path().string()
+                          : real.parent_path().string();
+  tally->AddFile(path, st.st_uid, st.st_gid, st.st_mode, FolderReach(folder));
+}
+
 // A folder with tar files and no subfolders: what img2dataset and WebDataset writers make.
 bool IsWebDatasetFolder(const std::string& dir) {
   bool any_tar = false;
@@ -108,6 +117,7 @@ class SourceScanner {
       return Merge(&out_.root, std::move(tree), src);
     }
     ScanCounts counts;
+    counts.access = &out_.access;
     MMFS_ASSIGN_OR_RETURN(tree, ScanFolder(src, reporter_, &counts));
     summary_->skipped += counts.skipped;
     out_.files += counts.files;
@@ -118,6 +128,10 @@ class SourceScanner {
       MMFS_RETURN_IF_ERROR(AddHfMetadataCaptions(&tree, options_.caption_fields, reporter_, &cc));
       out_.layouts.insert("hf-imagefolder");
     } else if (!options_.coco_annotations.empty()) {
+      struct stat ast;
+      if (::stat(options_.coco_annotations.c_str(), &ast) == 0) {
+        AddToTally(&out_.access, options_.coco_annotations, ast);
+      }
       MMFS_RETURN_IF_ERROR(AddCocoCaptions(&tree, options_.coco_annotations, reporter_, &cc));
       out_.layouts.insert("coco");
     } else {
@@ -134,10 +148,18 @@ class SourceScanner {
 
   ScannedSources Finish() {
     SortTree(&out_.root);
+    std::string mixed = out_.access.MixedWarning();
+    if (!mixed.empty()) reporter_.Warning(mixed);
     for (const SourceNode& child : out_.root.children) {
       if (child.name == ".mmfs") {
         reporter_.Warning(".mmfs is packed but the mount shows its control directory there "
                           "instead; rename it to reach it through the mount");
+      }
+      if (child.name.size() > 1 && child.name[0] == '@' &&
+          child.name.find_first_not_of("0123456789", 1) == std::string::npos) {
+        reporter_.Warning(child.name + " is packed at the top level, where the mount shows the "
+                          "view of that side once one is made (mmfs view add refuses it); "
+                          "rename it to keep both");
       }
     }
     return std::move(out_);
@@ -152,6 +174,7 @@ class SourceScanner {
     dir.tar_path = path;
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) {
+      AddToTally(&out_.access, path, st);
       dir.mtime_ns = MtimeNs(st);
       dir.size = static_cast<uint64_t>(st.st_size);  // the progress total counts the archive
       out_.bytes += dir.size;

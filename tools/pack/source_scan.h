@@ -14,6 +14,7 @@
 #include "fs/base/status.h"
 #include "tools/pack/packer.h"
 #include "tools/pack/reporter.h"
+#include "tools/pack/source_access.h"
 #include "tools/pack/source_tree.h"
 
 namespace mmfs::pack {
@@ -26,10 +27,13 @@ struct ScannedSources {
   uint64_t bytes = 0;
   uint64_t tars = 0;
   std::set<std::string> layouts;  // "folder", "webdataset", "hf-imagefolder", "coco"
+  // Owners and read bits of every file whose bytes go in (files, tars, annotation files).
+  AccessTally access;
 };
 
 // Scans `options.sources`, reporting a phase per source and what it leaves out, and counts into
-// `summary` what the scan decides (inputs skipped, captions added or without an image).
+// `summary` what the scan decides (inputs skipped, captions added or without an image). Warns
+// once when the sources mix owners or access levels (AccessTally::MixedWarning).
 Result<ScannedSources> ScanSources(const PackOptions& options, PackReporter& reporter,
                                    PackSummary* summary);
 
