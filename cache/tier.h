@@ -53,6 +53,9 @@ class CacheTier {
   virtual uint64_t pending_bytes() const { return 0; }
   // Waits until every insert queued so far is stored.
   virtual void Flush() {}
+  // Why inserts are not being stored, when the cause is not the budget (a disk that is full or
+  // failing, a directory that is gone); "" when there is none.
+  virtual std::string AdmissionProblem() const { return ""; }
 };
 
 }  // namespace mmfs::cache
