@@ -213,6 +213,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
         {"bytes", w.bytes},
         {"skipped", w.skipped},
         {"rejected", w.rejected},
+        {"not_stored", w.not_stored},
+        {"problem", w.problem},
         {"errors", w.errors},
         {"evicted", w.evicted},
         {"last_sync", w.last_sync}}},

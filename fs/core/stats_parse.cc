@@ -269,6 +269,8 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
     Read(wu, "bytes", &s.warmup.bytes);
     Read(wu, "skipped", &s.warmup.skipped);
     Read(wu, "rejected", &s.warmup.rejected);
+    Read(wu, "not_stored", &s.warmup.not_stored);
+    Read(wu, "problem", &s.warmup.problem);
     Read(wu, "errors", &s.warmup.errors);
     Read(wu, "evicted", &s.warmup.evicted);
     Read(wu, "last_sync", &s.warmup.last_sync);

@@ -59,7 +59,8 @@ StatsSnapshot Filled() {
   s.what_if.ram = {next(), 0.25, next(), next(), {{0.5, next(), 0.125}, {1.0, next(), 0.5}}};
   s.what_if.ssd = WhatIfCurveStats{next(), 1.0, next(), next(), {{2.0, next(), 0.75}}};
   s.what_if.history = {{10.0, {{next(), next()}, {next(), next()}}}, {20.0, {{next(), next()}}}};
-  s.warmup = {next(), next(), next(), next(), next(), next(), next(), "token-3"};
+  s.warmup = {next(), next(), next(), next(), next(), next(), next(), next(), "token-3",
+              "the cache directory /c was removed"};
   s.checksum_errors = next();
   s.io_errors = next();
   s.listed_entries = next();
@@ -136,6 +137,8 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   ASSERT_TRUE(back->cluster.has_value());
   EXPECT_FALSE(back->cluster->servers[1].up);
   EXPECT_EQ(back->warmup.last_sync, "token-3");
+  EXPECT_EQ(back->warmup.not_stored, Filled().warmup.not_stored);
+  EXPECT_EQ(back->warmup.problem, "the cache directory /c was removed");
   EXPECT_EQ(back->extents.mode, "1 MiB");
   EXPECT_EQ(back->extents.skipped_unused, Filled().extents.skipped_unused);
   EXPECT_TRUE(back->origin.cost.latency_bound);
