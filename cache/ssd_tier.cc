@@ -395,6 +395,7 @@ TierCounters SsdTier::Counters() const {
   c.evictions = policy_.evictions();
   c.rejected = policy_.rejected();
   c.admission_paused = disk_full_ || std::chrono::steady_clock::now() < paused_until_;
+  c.problem = problem_;
   return c;
 }
 

@@ -30,6 +30,7 @@ struct TierCounters {
   uint64_t write_errors = 0;  // failed writes (the tier pauses admission for a while)
   uint64_t dropped = 0;       // admitted inserts dropped because the write queue was full
   bool admission_paused = false;  // disk nearly full or failing: nothing new is admitted
+  std::string problem;  // why inserts are not being stored (AdmissionProblem), or ""
 };
 
 class CacheTier {

@@ -98,7 +98,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
                      {"corrupt", c.corrupt},
                      {"write_errors", c.write_errors},
                      {"dropped", c.dropped},
-                     {"admission_paused", c.admission_paused}});
+                     {"admission_paused", c.admission_paused},
+                     {"problem", c.problem}});
   }
   json patterns = json::object();
   for (const auto& [name, p] : s.readahead.patterns) {

@@ -31,6 +31,7 @@ cache::TierCounters TierFromJson(const json& t) {
   Read(t, "write_errors", &c.write_errors);
   Read(t, "dropped", &c.dropped);
   Read(t, "admission_paused", &c.admission_paused);
+  Read(t, "problem", &c.problem);
   return c;
 }
 

@@ -19,7 +19,8 @@ StatsSnapshot Filled() {
   s.bytes_served = next();
   for (const char* name : {"ram", "ssd", "cluster"}) {
     cache::TierCounters c{next(), next(), next(), next(), next(), next(), next(),
-                          next(), next(), next(), next(), next(), name[0] == 's'};
+                          next(), next(), next(), next(), next(), name[0] == 's',
+                          name[0] == 's' ? "the cache disk is at its free-space guard" : ""};
     s.tiers.push_back({name, c});
   }
   s.read_buffer = {next(), next(), next(), next(), next()};
@@ -131,6 +132,7 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   EXPECT_EQ(back->tiers.size(), 3u);
   EXPECT_EQ(back->tiers[1].name, "ssd");
   EXPECT_TRUE(back->tiers[1].counters.admission_paused);
+  EXPECT_EQ(back->tiers[1].counters.problem, "the cache disk is at its free-space guard");
   EXPECT_EQ(back->memory.plan.limit_source, LimitSource::kCgroupV1);
   EXPECT_EQ(back->memory.governor.level, Pressure::kHigh);
   EXPECT_FALSE(back->memory.governor.targets.push);

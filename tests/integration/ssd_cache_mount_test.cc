@@ -190,6 +190,10 @@ TEST_F(SsdCacheMountTest, WarmupNamesADeletedCacheDirectory) {
             std::string::npos)
       << warm.output;
   EXPECT_NE(warm.output.find("was removed"), std::string::npos) << warm.output;
+  // mmfs stats names it too.
+  auto stats = RunCommand({MmfsBinary(), "stats", mnt()});
+  EXPECT_NE(stats.output.find("ssd tier stopped admitting: the cache directory "), std::string::npos)
+      << stats.output;
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 
