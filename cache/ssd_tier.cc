@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -10,13 +11,13 @@
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 
+#include <spdlog/spdlog.h>
+
+#include "cache/cache_dir.h"
 #include "fs/base/file_util.h"
 
 namespace mmfs::cache {
-
-namespace fsys = std::filesystem;
 
 namespace {
 constexpr char kEntryMagic[8] = {'M', 'M', 'F', 'S', 'C', 'E', '1', '\0'};
@@ -50,12 +51,10 @@ Result<std::unique_ptr<SsdTier>> SsdTier::Open(const SsdTierOptions& options) {
     return Status::InvalidArgument("bad cache namespace '" + options.name_space + "'");
   }
   std::unique_ptr<SsdTier> tier(new SsdTier(options));
-  std::error_code ec;
-  fsys::create_directories(tier->root_, ec);
-  if (ec) {
-    return Status::IoError("cannot create the cache directory " + tier->root_ + ": " +
-                           ec.message());
-  }
+  MMFS_ASSIGN_OR_RETURN(UniqueFd top, OpenCacheRootDir(options.dir));
+  std::string layout = options.dir + "/" + kLayoutDir;
+  MMFS_ASSIGN_OR_RETURN(UniqueFd mid, OpenOwnSubdir(top.get(), kLayoutDir, layout));
+  MMFS_ASSIGN_OR_RETURN(tier->dir_fd_, OpenOwnSubdir(mid.get(), options.name_space, tier->root_));
   MMFS_RETURN_IF_ERROR(tier->Scan());
   tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
   return tier;
@@ -71,31 +70,93 @@ SsdTier::~SsdTier() {
   if (writer_.joinable()) writer_.join();
 }
 
-std::string SsdTier::PathFor(CacheKey key) const {
+std::string SsdTier::RelPath(CacheKey key) const {
   char name[48];
-  std::snprintf(name, sizeof name, "/%02x/%016llx", static_cast<unsigned>(key & 0xff),
+  std::snprintf(name, sizeof name, "%02x/%016llx", static_cast<unsigned>(key & 0xff),
                 static_cast<unsigned long long>(key));
-  return root_ + name;
+  return name;
 }
 
+std::string SsdTier::PathFor(CacheKey key) const { return root_ + "/" + RelPath(key); }
+
 Status SsdTier::Scan() {
-  std::error_code ec;
-  for (auto it = fsys::recursive_directory_iterator(root_, ec);
-       !ec && it != fsys::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
-    std::string name = it->path().filename().string();
-    uint64_t key = 0;
-    uint64_t size = it->file_size(ec);
-    bool ok = !ec && name.size() == 16 && ParseHexU64(name, &key) && size >= kHeaderBytes &&
-              it->path() == fsys::path(PathFor(key));
-    // Leftover temporaries, foreign files and entries beyond the budget go.
-    if (!ok || !policy_.Restore(key, size)) fsys::remove(it->path(), ec);
-  }
+  struct Found {
+    CacheKey key;
+    uint64_t size;
+  };
+  std::vector<Found> found;
+  std::vector<std::string> ours;  // folder names we verified
+  std::string example;            // one foreign name, for the log
+  uint64_t held = 0;
   for (int i = 0; i < 256; ++i) {
-    char sub[8];
-    std::snprintf(sub, sizeof sub, "/%02x", i);
-    fsys::create_directories(root_ + sub, ec);
-    if (ec) return Status::IoError("cannot create " + root_ + sub + ": " + ec.message());
+    char sub[4];
+    std::snprintf(sub, sizeof sub, "%02x", i);
+    ours.emplace_back(sub);
+    MMFS_ASSIGN_OR_RETURN(UniqueFd dfd, OpenOwnSubdir(dir_fd_.get(), sub, root_ + "/" + sub));
+    int list_fd = ::dup(dfd.get());
+    DIR* d = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
+    if (d == nullptr) {
+      if (list_fd >= 0) ::close(list_fd);
+      return Status::FromErrno(errno, "cannot list " + root_ + "/" + sub);
+    }
+    while (struct dirent* de = ::readdir(d)) {
+      std::string name = de->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st;
+      if (::fstatat(dfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      uint64_t key = 0;
+      // Exactly the name the tier gives KEY (lower-case hex), in KEY's folder.
+      bool key_name = name.size() >= 16 && ParseHexU64(name.substr(0, 16), &key) &&
+                      HexU64(key) == name.substr(0, 16) && (key & 0xff) == static_cast<uint64_t>(i);
+      if (S_ISREG(st.st_mode) && key_name && name.size() == 16 &&
+          static_cast<uint64_t>(st.st_size) >= kHeaderBytes) {
+        found.push_back({key, static_cast<uint64_t>(st.st_size)});
+        held += static_cast<uint64_t>(st.st_size);
+      } else if (S_ISREG(st.st_mode) && key_name && name.size() == 16) {
+        ::unlinkat(dfd.get(), name.c_str(), 0);  // ours, too short to hold a header
+      } else if (S_ISREG(st.st_mode) && key_name && name.substr(16) == ".tmp") {
+        ::unlinkat(dfd.get(), name.c_str(), 0);  // a write that never finished
+      } else {
+        ++foreign_files_;
+        if (example.empty()) example = root_ + "/" + sub + "/" + name;
+      }
+    }
+    ::closedir(d);
+  }
+  // Names in NAMESPACE itself other than the 256 folders.
+  int list_fd = ::dup(dir_fd_.get());
+  if (DIR* d = list_fd < 0 ? nullptr : ::fdopendir(list_fd)) {
+    while (struct dirent* de = ::readdir(d)) {
+      std::string name = de->d_name;
+      if (name == "." || name == ".." || std::find(ours.begin(), ours.end(), name) != ours.end()) {
+        continue;
+      }
+      ++foreign_files_;
+      if (example.empty()) example = root_ + "/" + name;
+    }
+    ::closedir(d);
+  } else if (list_fd >= 0) {
+    ::close(list_fd);
+  }
+  if (foreign_files_ > 0) {
+    spdlog::warn("SSD cache: left {} file(s) in {} that mmfs did not create (e.g. {}); they are "
+                 "not cache entries and mmfs never deletes what it did not make",
+                 foreign_files_, root_, example);
+  }
+  if (options_.budget_bytes == 0) {
+    // The tier's own files count as space it has: a remount does not shrink a warmed cache.
+    uint64_t budget = 1ull << 30;
+    struct statvfs vfs;
+    if (::fstatvfs(dir_fd_.get(), &vfs) == 0) {
+      uint64_t available = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+      budget = std::min<uint64_t>((available + held) / 2, 1ull << 40);
+    }
+    std::vector<uint64_t> none;
+    policy_.SetBudget(budget, &none);
+  }
+  for (const Found& f : found) {
+    // Entries beyond the budget go (ours: named by our scheme in a folder we verified).
+    if (!policy_.Restore(f.key, f.size)) ::unlinkat(dir_fd_.get(), RelPath(f.key).c_str(), 0);
   }
   return Status::Ok();
 }
@@ -110,23 +171,38 @@ Blob SsdTier::Lookup(CacheKey key) {
       return it->second;
     }
   }
-  std::string path = PathFor(key);
-  auto fd = OpenFile(path, O_RDONLY);
+  std::string rel = RelPath(key);
+  int raw = ::openat(dir_fd_.get(), rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (raw < 0) {
+    // Evicted (or re-queued) since the policy said yes, or deleted by hand: a miss, not damage.
+    const int err = errno;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = pending_.find(key); it != pending_.end()) {
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return it->second;
+    }
+    // Still listed with no file behind it: the file was lost; stop claiming it.
+    if (err == ENOENT && policy_.Contains(key)) DropLocked(key);
+    return nullptr;
+  }
+  UniqueFd fd(raw);
+  std::string path = root_ + "/" + rel;
   EntryHeader h;
-  bool good = fd.ok() && PreadFull(fd->get(), &h, sizeof h, 0, path).ok() &&
+  bool good = PreadFull(fd.get(), &h, sizeof h, 0, path).ok() &&
               std::memcmp(h.magic, kEntryMagic, sizeof h.magic) == 0 && h.key == key;
   struct stat st;
-  good = good && ::fstat(fd->get(), &st) == 0 &&
+  good = good && ::fstat(fd.get(), &st) == 0 &&
          static_cast<uint64_t>(st.st_size) == kHeaderBytes + h.length;
   auto payload = std::make_shared<std::string>();
   if (good) {
     payload->resize(h.length);
-    good = PreadFull(fd->get(), payload->data(), h.length, kHeaderBytes, path).ok() &&
+    good = PreadFull(fd.get(), payload->data(), h.length, kHeaderBytes, path).ok() &&
            XXH3_64bits(payload->data(), payload->size()) == h.checksum;
   }
   if (!good) {
     corrupt_.fetch_add(1, std::memory_order_relaxed);
-    Forget(key);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (policy_.Contains(key) && pending_.count(key) == 0) DropLocked(key);
     return nullptr;
   }
   hits_.fetch_add(1, std::memory_order_relaxed);
@@ -140,7 +216,10 @@ bool SsdTier::Contains(CacheKey key) const {
 
 void SsdTier::Erase(CacheKey key) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!policy_.Contains(key)) return;
+  if (policy_.Contains(key)) DropLocked(key);
+}
+
+void SsdTier::DropLocked(CacheKey key) {
   policy_.Remove(key);
   if (auto it = pending_.find(key); it != pending_.end()) {
     pending_bytes_ -= it->second->size();
@@ -148,14 +227,6 @@ void SsdTier::Erase(CacheKey key) {
   }
   queue_.push_back({key, nullptr});  // the writer deletes the file, after any queued write of it
   cv_.notify_one();
-}
-
-void SsdTier::Forget(CacheKey key) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    policy_.Remove(key);
-  }
-  ::unlink(PathFor(key).c_str());
 }
 
 void SsdTier::Insert(CacheKey key, Blob blob) {
@@ -166,7 +237,7 @@ void SsdTier::Insert(CacheKey key, Blob blob) {
     auto now = std::chrono::steady_clock::now();
     if (disk_full_ && now >= next_space_check_) {
       next_space_check_ = now + kPauseAfterError;
-      disk_full_ = !DiskHasRoom();
+      disk_full_ = !CheckRoom(0).ok();
     }
     if (disk_full_ || now < paused_until_) return;
     if (policy_.Contains(key)) return;
@@ -197,32 +268,57 @@ uint64_t SsdTier::MaxEntryBytes() const {
   return std::min<uint64_t>(budget, options_.max_pending_bytes);
 }
 
-bool SsdTier::DiskHasRoom() {
+Status SsdTier::CheckRoom(uint64_t bytes) const {
   struct statvfs vfs;
-  if (::statvfs(root_.c_str(), &vfs) != 0 || vfs.f_blocks == 0) return false;
-  double free = static_cast<double>(vfs.f_bavail) / static_cast<double>(vfs.f_blocks);
-  return free >= options_.min_free_fraction;
+  if (::fstatvfs(dir_fd_.get(), &vfs) != 0) return Status::FromErrno(errno, "statvfs " + root_);
+  if (vfs.f_blocks == 0) return Status::Ok();  // a filesystem that does not say
+  double total = static_cast<double>(vfs.f_blocks) * static_cast<double>(vfs.f_frsize);
+  double free = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
+  // Whole blocks: a small entry still takes one.
+  double need = static_cast<double>((bytes + vfs.f_frsize - 1) / vfs.f_frsize * vfs.f_frsize);
+  if (free - need >= options_.min_free_fraction * total) return Status::Ok();
+  char msg[64];
+  std::snprintf(msg, sizeof msg, "%.1f%% free, the guard keeps %.1f%%", 100.0 * free / total,
+                100.0 * options_.min_free_fraction);
+  return Status::ResourceExhausted("the cache disk of " + root_ + " is at its free-space guard (" +
+                                   msg + ")");
 }
 
 Status SsdTier::WriteEntry(CacheKey key, const std::string& payload) {
-  std::string path = PathFor(key);
-  std::string tmp = path + ".tmp";
+  std::string rel = RelPath(key);
+  std::string tmp = rel + ".tmp";
+  std::string shown = root_ + "/" + tmp;
   EntryHeader h;
   std::memcpy(h.magic, kEntryMagic, sizeof h.magic);
   h.key = key;
   h.length = payload.size();
   h.checksum = XXH3_64bits(payload.data(), payload.size());
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  Status s = WriteFull(fd.get(), &h, sizeof h, tmp);
-  if (s.ok()) s = WriteFull(fd.get(), payload.data(), payload.size(), tmp);
+  // 0600: cached bytes are the daemon's alone, whatever the source files' modes were.
+  int raw = ::openat(dir_fd_.get(), tmp.c_str(),
+                     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (raw < 0) return Status::FromErrno(errno, "cannot write " + shown);
+  UniqueFd fd(raw);
+  Status s = WriteFull(fd.get(), &h, sizeof h, shown);
+  if (s.ok()) s = WriteFull(fd.get(), payload.data(), payload.size(), shown);
   fd.Reset();
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = Status::FromErrno(errno, "rename " + tmp);
-  if (!s.ok()) ::unlink(tmp.c_str());
+  if (s.ok() && ::renameat(dir_fd_.get(), tmp.c_str(), dir_fd_.get(), rel.c_str()) != 0) {
+    s = Status::FromErrno(errno, "rename " + shown);
+  }
+  if (!s.ok()) ::unlinkat(dir_fd_.get(), tmp.c_str(), 0);
   return s;
 }
 
+std::string SsdTier::Describe(const Status& s) const {
+  // Removed: no links left to the folder we hold, or its path leads elsewhere (or nowhere).
+  struct stat held, now;
+  bool removed = ::fstat(dir_fd_.get(), &held) == 0 &&
+                 (held.st_nlink == 0 || ::lstat(root_.c_str(), &now) != 0 ||
+                  now.st_ino != held.st_ino || now.st_dev != held.st_dev);
+  if (removed) return "the cache directory " + root_ + " was removed (" + s.message() + ")";
+  return s.message();
+}
+
 void SsdTier::WriterLoop() {
-  uint64_t writes = 0;
   for (;;) {
     Op op;
     {
@@ -235,18 +331,24 @@ void SsdTier::WriterLoop() {
     }
     Status s;
     if (op.blob == nullptr) {
-      ::unlink(PathFor(op.key).c_str());
-    } else if (writes++ % 64 == 0 && !DiskHasRoom()) {
-      s = Status::ResourceExhausted("cache disk below its free-space guard");
+      ::unlinkat(dir_fd_.get(), RelPath(op.key).c_str(), 0);
     } else {
-      s = WriteEntry(op.key, *op.blob);
+      // Before every write: a guard checked now and then lets a burst of writes fill the disk.
+      s = CheckRoom(op.blob->size() + kHeaderBytes);
+      if (s.ok()) s = WriteEntry(op.key, *op.blob);
     }
+    std::string why = s.ok() ? "" : Describe(s);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (op.blob != nullptr) {
         if (pending_.erase(op.key) > 0) pending_bytes_ -= op.blob->size();
-        if (!s.ok()) {
+        if (s.ok()) {
+          problem_.clear();
+        } else {
+          // Not stored: the policy must not claim it (warm-up and --check count on this).
           policy_.Remove(op.key);
+          if (problem_.empty()) spdlog::warn("SSD cache: {}; not admitting for a while", why);
+          problem_ = why;
           if (s.code() == StatusCode::kResourceExhausted) {
             disk_full_ = true;  // Insert re-checks the free space now and then
             next_space_check_ = std::chrono::steady_clock::now() + kPauseAfterError;
@@ -265,6 +367,11 @@ void SsdTier::WriterLoop() {
 void SsdTier::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return queue_.empty() && !writing_; });
+}
+
+std::string SsdTier::AdmissionProblem() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return problem_;
 }
 
 uint64_t SsdTier::pending_bytes() const {
@@ -288,6 +395,7 @@ TierCounters SsdTier::Counters() const {
   c.evictions = policy_.evictions();
   c.rejected = policy_.rejected();
   c.admission_paused = disk_full_ || std::chrono::steady_clock::now() < paused_until_;
+  c.problem = problem_;
   return c;
 }
 

@@ -5,10 +5,19 @@
 // 16 hex digits. Each file is a 32-byte header (magic "MMFSCE1\0", key, length, XXH3-64 of the
 // payload) and the payload. Opening scans the directory and trusts nothing but names and sizes;
 // every read checks the header and the checksum, and a damaged or truncated entry is a miss, is
-// counted and removed, never served. Writes happen on a background thread from a bounded queue
+// counted and removed, never served. A file gone missing (evicted while a lookup opened it, or
+// deleted by hand) is a plain miss. Writes happen on a background thread from a bounded queue
 // (tmp file + rename, no fsync: a torn file fails its checksum), so a slow disk never slows a
-// reader. A disk that is nearly full (below the free-space guard) or failing stops admission; the
-// tier keeps serving what it has.
+// reader. Before each write the free space is checked: below the free-space guard, or when the
+// disk is failing, admission stops and the tier keeps serving what it has.
+//
+// The directory may sit on a shared disk: its folders are opened level by level without
+// following links and must belong to the daemon's user (cache_dir.h); folders are 0700, entries
+// 0600, and all I/O is relative to the held descriptor of NAMESPACE. The tier deletes only names
+// of its own scheme (KEY, KEY.tmp) in folders it verified; anything else is left and logged.
+//
+// A budget of 0 means the default: half of what the disk could give the tier, counting the
+// bytes its own entries already hold as available (a remount keeps a warmed cache), at most 1 TiB.
 //
 // Which entries stay is SievePolicy's decision, as in the RAM tier.
 //
@@ -27,6 +36,7 @@
 
 #include "cache/sieve_policy.h"
 #include "cache/tier.h"
+#include "fs/base/file_util.h"
 #include "fs/base/status.h"
 
 namespace mmfs::cache {
@@ -34,7 +44,7 @@ namespace mmfs::cache {
 struct SsdTierOptions {
   std::string dir;          // cache directory (created if missing)
   std::string name_space;   // dataset identity; plain file name characters only
-  uint64_t budget_bytes = 0;
+  uint64_t budget_bytes = 0;  // 0: the default (see above)
   uint64_t expected_keys = 1 << 16;
   double min_free_fraction = 0.05;       // stop admitting below this much free space
   uint64_t max_pending_bytes = 64 << 20; // write queue bound
@@ -61,6 +71,12 @@ class SsdTier final : public CacheTier {
   // Bytes admitted but not yet written (bounded by max_pending_bytes; 0 after Flush).
   uint64_t pending_bytes() const override;
 
+  // Why the tier is not storing what it is given, or "" (a full budget is not a problem):
+  // the disk is below its guard, a write failed (with its errno text), the directory is gone.
+  std::string AdmissionProblem() const override;
+  // Files in the tier's folders that are not of its naming scheme, found (and left) at opening.
+  uint64_t foreign_files() const { return foreign_files_; }
+
   static constexpr uint64_t kHeaderBytes = 32;
 
  private:
@@ -68,8 +84,13 @@ class SsdTier final : public CacheTier {
   Status Scan();
   void WriterLoop();
   Status WriteEntry(CacheKey key, const std::string& payload);
-  bool DiskHasRoom();
-  void Forget(CacheKey key);  // drop from the policy and delete the file
+  // Whether `bytes` more can be written and leave the free-space guard; a Status saying why not.
+  Status CheckRoom(uint64_t bytes) const;
+  // Drops `key` from the policy and has the writer delete its file (after any queued write of it).
+  void DropLocked(CacheKey key);
+  std::string RelPath(CacheKey key) const;  // "XX/KEY", relative to dir_fd_
+  // The reason for a failed write, naming the directory when it was removed under us.
+  std::string Describe(const Status& s) const;
 
   struct Op {
     CacheKey key;
@@ -77,7 +98,9 @@ class SsdTier final : public CacheTier {
   };
 
   const SsdTierOptions options_;
-  const std::string root_;  // DIR/mmfs-cache-v1/NAMESPACE
+  const std::string root_;  // DIR/mmfs-cache-v1/NAMESPACE (messages; I/O goes through dir_fd_)
+  UniqueFd dir_fd_;         // NAMESPACE, opened and checked by Open
+  uint64_t foreign_files_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -90,6 +113,7 @@ class SsdTier final : public CacheTier {
   std::chrono::steady_clock::time_point paused_until_{};  // guarded by mu_
   bool disk_full_ = false;                      // guarded by mu_
   std::chrono::steady_clock::time_point next_space_check_{};  // guarded by mu_
+  std::string problem_;                         // guarded by mu_
 
   std::atomic<uint64_t> lookups_{0}, hits_{0}, inserts_{0}, corrupt_{0}, write_errors_{0},
       dropped_{0};

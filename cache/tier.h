@@ -30,6 +30,7 @@ struct TierCounters {
   uint64_t write_errors = 0;  // failed writes (the tier pauses admission for a while)
   uint64_t dropped = 0;       // admitted inserts dropped because the write queue was full
   bool admission_paused = false;  // disk nearly full or failing: nothing new is admitted
+  std::string problem;  // why inserts are not being stored (AdmissionProblem), or ""
 };
 
 class CacheTier {
@@ -53,6 +54,9 @@ class CacheTier {
   virtual uint64_t pending_bytes() const { return 0; }
   // Waits until every insert queued so far is stored.
   virtual void Flush() {}
+  // Why inserts are not being stored, when the cause is not the budget (a disk that is full or
+  // failing, a directory that is gone); "" when there is none.
+  virtual std::string AdmissionProblem() const { return ""; }
 };
 
 }  // namespace mmfs::cache

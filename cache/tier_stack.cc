@@ -1,7 +1,6 @@
 #include "cache/tier_stack.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "cache/ssd_tier.h"
 
@@ -14,14 +13,6 @@ std::vector<CacheTier*> KeyedTiers(RamTier* ram, CacheTier* ssd) {
   return tiers;
 }
 
-// Half the free space of the cache directory's filesystem, at most 1 TiB.
-uint64_t DefaultSsdBytes(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  auto space = std::filesystem::space(dir, ec);
-  if (ec) return 1ull << 30;
-  return std::min<uint64_t>(space.available / 2, 1ull << 40);
-}
 }  // namespace
 
 TierStack::TierStack(uint64_t ram_bytes, uint64_t expected_keys, std::unique_ptr<CacheTier> ssd,
@@ -51,7 +42,7 @@ Result<std::unique_ptr<TierStack>> BuildTierStack(const TierStackOptions& option
     SsdTierOptions so;
     so.dir = options.ssd_dir;
     so.name_space = options.name_space;
-    so.budget_bytes = options.ssd_bytes > 0 ? options.ssd_bytes : DefaultSsdBytes(so.dir);
+    so.budget_bytes = options.ssd_bytes;  // 0: the tier's default, from its disk and its files
     so.expected_keys = options.expected_keys;
     auto tier = SsdTier::Open(so);
     if (!tier.ok()) return tier.status().WithContext("SSD cache");

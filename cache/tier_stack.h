@@ -30,8 +30,8 @@ struct TierStackOptions {
   uint64_t ram_bytes = 256ull << 20;
   uint64_t expected_keys = 0;  // files in the dataset (sizes the RAM tier's tables)
   std::string name_space;      // the dataset's identity: keys of two datasets never collide
-  // SSD tier: none when `ssd_dir` is empty; a budget of 0 is half the free space of its
-  // filesystem, at most 1 TiB.
+  // SSD tier: none when `ssd_dir` is empty; a budget of 0 is the tier's default (half of the free
+  // space of its filesystem plus what its own entries already hold, at most 1 TiB).
   std::string ssd_dir;
   uint64_t ssd_bytes = 0;
   // Cluster tier: none when empty ("host:port" each).

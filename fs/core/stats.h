@@ -91,8 +91,12 @@ struct WhatIfStats {
 };
 
 struct WarmupStats {
-  uint64_t requested = 0, done = 0, bytes = 0, skipped = 0, rejected = 0, errors = 0, evicted = 0;
+  // done: stored in the tier (after its writes); rejected: kept out by the tier's budget;
+  // not_stored: the tier could not store them (problem says why: full disk, failing writes).
+  uint64_t requested = 0, done = 0, bytes = 0, skipped = 0, rejected = 0, errors = 0, evicted = 0,
+           not_stored = 0;
   std::string last_sync;  // the token of the last `sync` line handled
+  std::string problem;    // the tier's reason for the last files not stored, or ""
 };
 
 // One served view (view_namespace.h).

@@ -98,7 +98,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
                      {"corrupt", c.corrupt},
                      {"write_errors", c.write_errors},
                      {"dropped", c.dropped},
-                     {"admission_paused", c.admission_paused}});
+                     {"admission_paused", c.admission_paused},
+                     {"problem", c.problem}});
   }
   json patterns = json::object();
   for (const auto& [name, p] : s.readahead.patterns) {
@@ -213,6 +214,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
         {"bytes", w.bytes},
         {"skipped", w.skipped},
         {"rejected", w.rejected},
+        {"not_stored", w.not_stored},
+        {"problem", w.problem},
         {"errors", w.errors},
         {"evicted", w.evicted},
         {"last_sync", w.last_sync}}},

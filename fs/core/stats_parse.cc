@@ -31,6 +31,7 @@ cache::TierCounters TierFromJson(const json& t) {
   Read(t, "write_errors", &c.write_errors);
   Read(t, "dropped", &c.dropped);
   Read(t, "admission_paused", &c.admission_paused);
+  Read(t, "problem", &c.problem);
   return c;
 }
 
@@ -269,6 +270,8 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
     Read(wu, "bytes", &s.warmup.bytes);
     Read(wu, "skipped", &s.warmup.skipped);
     Read(wu, "rejected", &s.warmup.rejected);
+    Read(wu, "not_stored", &s.warmup.not_stored);
+    Read(wu, "problem", &s.warmup.problem);
     Read(wu, "errors", &s.warmup.errors);
     Read(wu, "evicted", &s.warmup.evicted);
     Read(wu, "last_sync", &s.warmup.last_sync);

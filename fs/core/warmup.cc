@@ -117,6 +117,7 @@ void Warmup::Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& bat
     tier_of[key] = tier;
   }
   cache::ClusterTier* cluster = tiers_.cluster();
+  std::vector<std::pair<uint64_t, cache::CacheTier*>> inserted;
   std::unordered_set<uint64_t> loaded;
   origin_.ReadCoalesced(entries, ReadCause::kWarmup, [&](const format::Entry& e, cache::Blob blob) {
     cache::CacheTier* tier = tier_of[e.index];
@@ -125,14 +126,32 @@ void Warmup::Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& bat
     if (cluster != nullptr) cluster->Insert(e.index, blob);
     tier->Insert(e.index, blob);
     loaded.insert(e.index);
-    if (tier->Contains(e.index)) {
+    inserted.emplace_back(e.index, tier);
+  });
+  // A write-behind tier may still fail to store what it admitted (a full disk, a failing write):
+  // only what it holds once its writes are done counts as warmed.
+  std::unordered_set<cache::CacheTier*> flushed;
+  for (const auto& [key, tier] : inserted) {
+    if (flushed.insert(tier).second) tier->Flush();
+  }
+  std::unordered_map<cache::CacheTier*, std::string> problem_of;
+  for (cache::CacheTier* tier : flushed) problem_of[tier] = tier->AdmissionProblem();
+  for (const auto& [key, tier] : inserted) {
+    if (tier->Contains(key)) {
+      auto e = dataset_.GetEntry(key);
       // Bytes first, then the file (release): a snapshot that counts the file has its bytes.
-      bytes_.fetch_add(e.size(), std::memory_order_relaxed);
+      bytes_.fetch_add(e.ok() ? e->size() : 0, std::memory_order_relaxed);
       done_.fetch_add(1, std::memory_order_release);
+    } else if (const std::string& why = problem_of[tier]; !why.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        problem_ = why;
+      }
+      not_stored_.fetch_add(1, std::memory_order_release);
     } else {
       rejected_.fetch_add(1, std::memory_order_relaxed);  // the tier is full
     }
-  });
+  }
   // Files that could not be read or failed their checksum.
   for (const format::Entry& e : entries) {
     if (loaded.count(e.index) == 0) errors_.fetch_add(1, std::memory_order_relaxed);
@@ -152,8 +171,12 @@ void Warmup::Stats(WarmupStats* out) const {
   out->bytes = bytes_.load(std::memory_order_relaxed);
   out->skipped = skipped_.load(std::memory_order_relaxed);
   out->rejected = rejected_.load(std::memory_order_relaxed);
+  out->not_stored = not_stored_.load(std::memory_order_acquire);
   out->errors = errors_.load(std::memory_order_relaxed);
   out->evicted = evicted_.load(std::memory_order_relaxed);
+  // After the count (acquire): the reason set before a counted file is seen with it.
+  std::lock_guard<std::mutex> lock(mu_);
+  out->problem = problem_;
 }
 
 }  // namespace mmfs::fs

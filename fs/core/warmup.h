@@ -3,7 +3,9 @@
 //
 // Loading runs on the warm-up thread, in batches of neighbours (index order is pack order), so
 // warm-up reads the origin in large sequential reads (counted as warm-up origin reads) and
-// inserts straight into the chosen tier, and into the cluster tier for other hosts. The same
+// inserts straight into the chosen tier, and into the cluster tier for other hosts. A file counts
+// as warmed once the tier holds it after its writes are done (each batch is flushed), so a disk
+// that fills or fails shows as files not stored, with the tier's reason, never as warmed. The same
 // thread calls `idle_tick` every 10 s while idle (the hit-ratio history of stats --plot), and
 // once at start.
 //
@@ -59,8 +61,9 @@ class Warmup {
   std::deque<std::pair<uint64_t, cache::CacheTier*>> queue_;  // guarded by mu_
   bool stop_ = false;                                         // guarded by mu_
   std::string last_sync_;                                     // guarded by mu_
+  std::string problem_;  // why the last files not stored were not; guarded by mu_
   std::atomic<uint64_t> requested_{0}, done_{0}, bytes_{0}, skipped_{0}, rejected_{0},
-      errors_{0}, evicted_{0};
+      errors_{0}, evicted_{0}, not_stored_{0};
   std::thread thread_;  // last: started once the members it uses exist
 };
 

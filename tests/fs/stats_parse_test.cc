@@ -19,7 +19,8 @@ StatsSnapshot Filled() {
   s.bytes_served = next();
   for (const char* name : {"ram", "ssd", "cluster"}) {
     cache::TierCounters c{next(), next(), next(), next(), next(), next(), next(),
-                          next(), next(), next(), next(), next(), name[0] == 's'};
+                          next(), next(), next(), next(), next(), name[0] == 's',
+                          name[0] == 's' ? "the cache disk is at its free-space guard" : ""};
     s.tiers.push_back({name, c});
   }
   s.read_buffer = {next(), next(), next(), next(), next()};
@@ -59,7 +60,8 @@ StatsSnapshot Filled() {
   s.what_if.ram = {next(), 0.25, next(), next(), {{0.5, next(), 0.125}, {1.0, next(), 0.5}}};
   s.what_if.ssd = WhatIfCurveStats{next(), 1.0, next(), next(), {{2.0, next(), 0.75}}};
   s.what_if.history = {{10.0, {{next(), next()}, {next(), next()}}}, {20.0, {{next(), next()}}}};
-  s.warmup = {next(), next(), next(), next(), next(), next(), next(), "token-3"};
+  s.warmup = {next(), next(), next(), next(), next(), next(), next(), next(), "token-3",
+              "the cache directory /c was removed"};
   s.checksum_errors = next();
   s.io_errors = next();
   s.listed_entries = next();
@@ -130,12 +132,15 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   EXPECT_EQ(back->tiers.size(), 3u);
   EXPECT_EQ(back->tiers[1].name, "ssd");
   EXPECT_TRUE(back->tiers[1].counters.admission_paused);
+  EXPECT_EQ(back->tiers[1].counters.problem, "the cache disk is at its free-space guard");
   EXPECT_EQ(back->memory.plan.limit_source, LimitSource::kCgroupV1);
   EXPECT_EQ(back->memory.governor.level, Pressure::kHigh);
   EXPECT_FALSE(back->memory.governor.targets.push);
   ASSERT_TRUE(back->cluster.has_value());
   EXPECT_FALSE(back->cluster->servers[1].up);
   EXPECT_EQ(back->warmup.last_sync, "token-3");
+  EXPECT_EQ(back->warmup.not_stored, Filled().warmup.not_stored);
+  EXPECT_EQ(back->warmup.problem, "the cache directory /c was removed");
   EXPECT_EQ(back->extents.mode, "1 MiB");
   EXPECT_EQ(back->extents.skipped_unused, Filled().extents.skipped_unused);
   EXPECT_TRUE(back->origin.cost.latency_bound);

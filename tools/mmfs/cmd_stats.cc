@@ -55,8 +55,9 @@ void PrintHints(const fs::StatsSnapshot& s) {
                                           : "; raise --ssd-cache"));
     }
     if (c.admission_paused) {
-      hints.push_back("the " + tier.name + " tier stopped admitting: its disk is nearly full or "
-                      "failing (see the daemon log)");
+      hints.push_back("the " + tier.name + " tier stopped admitting: " +
+                      (c.problem.empty() ? "its disk is nearly full or failing (see the daemon log)"
+                                         : c.problem));
     }
   }
   const uint64_t origin_reads = s.origin.demand_reads + s.origin.warmup_reads;

@@ -36,7 +36,9 @@ namespace fsys = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // What the warm-up has settled so far: loaded, already cached, not admitted or failed.
-uint64_t Settled(const fs::WarmupStats& w) { return w.done + w.skipped + w.rejected + w.errors; }
+uint64_t Settled(const fs::WarmupStats& w) {
+  return w.done + w.skipped + w.rejected + w.not_stored + w.errors;
+}
 
 // PATH as given (absolute or relative to the current directory) made relative to the mount.
 Result<std::string> InsideMount(const std::string& mnt, const std::string& path) {
@@ -226,6 +228,7 @@ int RunWarmup(const WarmupArgs& in) {
   uint64_t done = w.done - before.done;
   uint64_t skipped = w.skipped - before.skipped;
   uint64_t rejected = w.rejected - before.rejected;
+  uint64_t not_stored = w.not_stored - before.not_stored;
   uint64_t errors = w.errors - before.errors;
   uint64_t bytes = w.bytes - before.bytes;
   if (args.json) {
@@ -234,6 +237,8 @@ int RunWarmup(const WarmupArgs& in) {
                                   {"loaded_bytes", bytes},
                                   {"already_cached", skipped},
                                   {"not_admitted", rejected},
+                                  {"not_stored", not_stored},
+                                  {"not_stored_reason", not_stored > 0 ? w.problem : ""},
                                   {"errors", errors},
                                   {"seconds", secs}},
                                  2)
@@ -245,10 +250,15 @@ int RunWarmup(const WarmupArgs& in) {
                 FormatBytes(static_cast<uint64_t>(secs > 0 ? bytes / secs : 0)).c_str(),
                 FormatCount(skipped).c_str());
     if (rejected > 0) std::printf(", %s did not fit (tier full)", FormatCount(rejected).c_str());
+    if (not_stored > 0) {
+      std::printf(", %s could not be stored: %s", FormatCount(not_stored).c_str(),
+                  w.problem.c_str());
+    }
     if (errors > 0) std::printf(", %s could not be read (see the daemon's log)", FormatCount(errors).c_str());
     std::printf("\n");
   }
-  return errors > 0 ? 1 : 0;
+  // Not stored is a failure of the disk or directory, not a full budget: a script must see it.
+  return errors > 0 || not_stored > 0 ? 1 : 0;
 }
 
 }  // namespace mmfs::cli

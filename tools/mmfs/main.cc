@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--cache-dir", mount.cache_dir,
                         "Local SSD directory for the SSD cache tier (kept across mounts)");
   mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
-                        "SSD cache budget (default half the free space there, at most 1T)");
+                        "SSD cache budget (default half of the free space there plus what the tier "
+                        "already holds, at most 1T)");
   mount_cmd->add_flag("--overlay", mount.overlay,
                       "Stack a read-only overlayfs on the mount (root only): the kernel then "
                       "answers the isatty() ioctl Python's open() sends for every file, so warm "
