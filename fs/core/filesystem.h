@@ -137,6 +137,17 @@ class Filesystem {
     (dropped ? metrics_.page_cache_drops : metrics_.page_cache_drops_skipped)
         .fetch_add(1, std::memory_order_relaxed);
   }
+  // What became of a push the FUSE layer queued.
+  void CountPush(PushQueueEvent e) {
+    std::atomic<uint64_t>* counter = &metrics_.push_queue_full;
+    switch (e) {
+      case PushQueueEvent::kQueueFull: counter = &metrics_.push_queue_full; break;
+      case PushQueueEvent::kWaited: counter = &metrics_.push_waited; break;
+      case PushQueueEvent::kWaitSkipped: counter = &metrics_.push_wait_skipped; break;
+      case PushQueueEvent::kWaitExpired: counter = &metrics_.push_wait_expired; break;
+    }
+    counter->fetch_add(1, std::memory_order_relaxed);
+  }
   // Shows `governor`'s budget and pressure in stats; it must outlive serving (or be reset).
   void SetMemoryGovernor(const MemoryGovernor* governor) { governor_.store(governor); }
 

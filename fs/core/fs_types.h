@@ -36,6 +36,9 @@ struct Attr {
   bool is_volatile = false;
 };
 
+// What became of a push the FUSE layer queued (fs/fuse/page_pusher.h), for the counters.
+enum class PushQueueEvent { kQueueFull, kWaited, kWaitSkipped, kWaitExpired };
+
 struct StatFsInfo {
   uint64_t block_size = 4096;
   uint64_t blocks = 0;

@@ -71,6 +71,11 @@ void Metrics::Report(StatsSnapshot* out) const {
   out->largest_readdir_request = largest_readdir_request.load(std::memory_order_relaxed);
   out->memory.page_cache_drops = page_cache_drops.load(std::memory_order_relaxed);
   out->memory.page_cache_drops_skipped = page_cache_drops_skipped.load(std::memory_order_relaxed);
+  PushStats& pushed = out->readahead.pushed;
+  pushed.queue_full = push_queue_full.load(std::memory_order_relaxed);
+  pushed.waited = push_waited.load(std::memory_order_relaxed);
+  pushed.wait_skipped = push_wait_skipped.load(std::memory_order_relaxed);
+  pushed.wait_expired = push_wait_expired.load(std::memory_order_relaxed);
 }
 
 }  // namespace mmfs::fs

@@ -63,6 +63,9 @@ class Metrics {
   // from the mount's page cache, and drops not done (queue full, inode gone).
   std::atomic<uint64_t> page_cache_drops{0};
   std::atomic<uint64_t> page_cache_drops_skipped{0};
+  // The pushers' queue (PushStats says what each counts).
+  std::atomic<uint64_t> push_queue_full{0}, push_waited{0}, push_wait_skipped{0},
+      push_wait_expired{0};
   // Directory entries in READDIR(PLUS) replies, and the largest buffer the kernel asked for
   // (4 KiB on older kernels; newer ones size it from getdents' buffer): entries per reply is
   // listed_entries / readdir requests.
@@ -72,8 +75,8 @@ class Metrics {
 
   // A READDIR(PLUS) reply of `entries` entries to a request for `request_bytes`.
   void NoteListing(size_t request_bytes, uint64_t entries);
-  // These counters' part of a snapshot: uptime, requests, bytes served, errors, listing and
-  // hold-once drops (out->memory's).
+  // These counters' part of a snapshot: uptime, requests, bytes served, errors, listing,
+  // hold-once drops (out->memory's) and the pushers' queue (out->readahead.pushed's).
   void Report(StatsSnapshot* out) const;
 
  private:

@@ -58,6 +58,11 @@ struct OriginStats {
 
 struct PushStats {
   uint64_t files = 0, bytes = 0, failed = 0, skipped = 0;
+  // The pushers' queue (fs/fuse/page_pusher.h): pushes not queued (full), and requests (the
+  // ioctl before a first read) that waited for their push, did not wait because they could have
+  // been the last free request thread (many means too few `-o threads`), or stopped waiting at
+  // the bound.
+  uint64_t queue_full = 0, waited = 0, wait_skipped = 0, wait_expired = 0;
 };
 
 struct ReadaheadStats {

@@ -210,6 +210,10 @@ void ReadaheadFromJson(const json& ra, ReadaheadStats* out) {
   Read(p, "bytes", &out->pushed.bytes);
   Read(p, "failed", &out->pushed.failed);
   Read(p, "skipped", &out->pushed.skipped);
+  Read(p, "queue_full", &out->pushed.queue_full);
+  Read(p, "waited", &out->pushed.waited);
+  Read(p, "wait_skipped", &out->pushed.wait_skipped);
+  Read(p, "wait_expired", &out->pushed.wait_expired);
   Read(ra, "buffer_bytes", &out->buffer_bytes);
   Read(ra, "buffer_budget", &out->buffer_budget);
 }

@@ -209,6 +209,18 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(s.readahead.pushed.files));
   w.Single("mmfs_pushed_bytes_total", "counter", "Bytes of the pushed files.", ds,
            d(s.readahead.pushed.bytes));
+  {
+    const PushStats& p = s.readahead.pushed;
+    const std::pair<const char*, uint64_t> waits[] = {
+        {"waited", p.waited}, {"skipped", p.wait_skipped}, {"expired", p.wait_expired}};
+    w.Family("mmfs_push_waits_total", "counter",
+             "Requests that could wait for their push, by outcome (page_pusher.h).");
+    for (const auto& [outcome, n] : waits) {
+      w.Sample("mmfs_push_waits_total", with("outcome=\"" + std::string(outcome) + "\""), d(n));
+    }
+    w.Single("mmfs_push_queue_full_total", "counter",
+             "Pushes not queued: the pushers' queue was full.", ds, d(p.queue_full));
+  }
   if (!s.views.empty()) {
     struct ViewField {
       uint64_t ViewStats::*field;

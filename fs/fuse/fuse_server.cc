@@ -145,10 +145,11 @@ void FuseServer::Detach() {
   Status s = DetachMount(options_.mountpoint);  // lazily; fusermount3 when not root
   if (!s.ok()) {
     spdlog::warn("cannot detach {} ({}); stopping the daemon", options_.mountpoint, s.message());
-    // The kernel connection stays up: an invalidation waiting on a page locked by a READ needs
-    // a request thread to answer that READ, so the dropper ends before the request loop does.
-    if (dropper_ != nullptr) dropper_->Stop();
+    // The kernel connection stays up: a push or an invalidation waiting on a page locked by a
+    // READ needs a request thread to answer that READ, so both end before the request loop
+    // does; the pusher first, since a push may queue a drop.
     if (pusher_ != nullptr) pusher_->Stop();
+    if (dropper_ != nullptr) dropper_->Stop();
     fuse_session_exit(session_);
   }
 }
@@ -238,7 +239,8 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
         [config](fuse_ino_t ino, uint64_t stream, bool wait) {
           PushPrefetched(*config, ino, stream, wait);
         },
-        options_.max_threads);
+        PagePusherOptions{.request_threads = options_.max_threads},
+        [fs = config_->fs](PushQueueEvent e) { fs->CountPush(e); });
     config_->pusher = pusher_.get();
   }
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
@@ -250,10 +252,13 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
-  config_->dropper = nullptr;
-  config_->pusher = nullptr;
-  if (dropper_ != nullptr) dropper_->Stop();
+  // The request threads are gone; the pushers still read config_ (the dropper) until joined.
+  // Once the loop has ended the connection is gone too (unmounted or aborted), so a push
+  // waiting in the kernel has returned with an error.
   if (pusher_ != nullptr) pusher_->Stop();
+  config_->pusher = nullptr;
+  config_->dropper = nullptr;
+  if (dropper_ != nullptr) dropper_->Stop();
   ready_thread.join();
   unsigned char done = 0;
   (void)!::write(signal_write_.get(), &done, 1);
@@ -264,8 +269,8 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
     overlay_thread.join();
     front_->Detach();  // the loop can also end with the overlay still up (a FUSE error)
   }
-  dropper_.reset();  // every thread that could reach it is joined
-  pusher_.reset();
+  pusher_.reset();  // every thread that could reach them is joined
+  dropper_.reset();
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;
   if (rc != 0) return Status::IoError("FUSE session ended with error " + std::to_string(rc));

@@ -5,17 +5,21 @@
 
 namespace mmfs::fs {
 
-PagePusher::PagePusher(PushFn push, unsigned request_threads, unsigned threads)
-    : push_(std::move(push)), request_threads_(request_threads) {
-  for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { Run(); });
+PagePusher::PagePusher(PushFn push, PagePusherOptions options,
+                       std::function<void(PushQueueEvent)> counted)
+    : push_(std::move(push)), options_(options), counted_(std::move(counted)) {
+  for (unsigned i = 0; i < std::max(1u, options_.threads); ++i) {
+    threads_.emplace_back([this] { Run(); });
+  }
 }
 
 PagePusher::~PagePusher() { Stop(); }
 
 bool PagePusher::Add(const std::shared_ptr<Job>& job, bool front) {
   // Called with mu_ held.
-  if (stop_ || queue_.size() >= kMaxQueued) {
+  if (stop_ || queue_.size() >= options_.max_queued) {
     counters_.dropped++;
+    if (!stop_) Count(PushQueueEvent::kQueueFull);
     return false;
   }
   if (front) {
@@ -46,21 +50,27 @@ bool PagePusher::PushAndWait(fuse_ino_t ino, uint64_t stream) {
   std::unique_lock<std::mutex> lock(mu_);
   // Waiting is allowed while at least one other request thread is not waiting here: it answers
   // the READ a push may be waiting on. With one request thread nobody waits.
-  const bool may_wait = waiters_ + 1 < request_threads_;
+  const bool may_wait = waiters_ + 1 < options_.request_threads;
   if (!Add(job, /*front=*/may_wait)) return false;
   work_.notify_one();
   if (!may_wait) {
     counters_.wait_skipped++;
+    Count(PushQueueEvent::kWaitSkipped);
     return false;
   }
   ++waiters_;
-  const bool ended = ended_.wait_for(lock, kMaxWait, [&] { return job->done || stop_; });
+  const bool ended =
+      ended_.wait_for(lock, options_.max_wait, [&] { return job->done || stop_; });
   --waiters_;
   if (ended && job->done) {
     counters_.waited++;
+    Count(PushQueueEvent::kWaited);
     return true;
   }
-  if (!ended) counters_.wait_expired++;
+  if (!ended) {
+    counters_.wait_expired++;
+    Count(PushQueueEvent::kWaitExpired);
+  }
   return false;
 }
 

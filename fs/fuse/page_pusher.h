@@ -9,7 +9,7 @@
 // always finds a request thread free.
 //
 // A request may still wait for a push (the ioctl Python's open() sends before its first read:
-// the read then finds the pages): PushAndWait. It waits at most kMaxWait, and never when it
+// the read then finds the pages): PushAndWait. It waits at most max_wait, and never when it
 // could be the last request thread left to answer READs (request_threads - 1 waiters at most),
 // so that a push waiting on a READ's page always has a thread to answer that READ.
 //
@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "fs/core/fs_types.h"
+
 namespace mmfs::fs {
 
 struct PagePusherCounters {
@@ -37,7 +39,16 @@ struct PagePusherCounters {
   uint64_t dropped = 0;       // not queued: the queue was full or the pusher stopping
   uint64_t waited = 0;        // requests that waited for their push to end
   uint64_t wait_skipped = 0;  // requests that did not wait: they could be the last free thread
-  uint64_t wait_expired = 0;  // requests that stopped waiting after kMaxWait
+  uint64_t wait_expired = 0;  // requests that stopped waiting after max_wait
+};
+
+struct PagePusherOptions {
+  unsigned request_threads = 16;  // the most request threads the FUSE loop runs (max_threads)
+  unsigned threads = 2;           // pushers
+  // The longest a request waits for its push: long enough for a push that waits on a READ a
+  // free request thread is answering, short next to a reader's patience.
+  std::chrono::milliseconds max_wait{100};
+  size_t max_queued = 4096;
 };
 
 class PagePusher {
@@ -46,25 +57,22 @@ class PagePusher {
   // same file already under way is waited for (bounded by the caller), else the file is left.
   using PushFn = std::function<void(fuse_ino_t ino, uint64_t stream, bool wait)>;
 
-  // `request_threads`: the most request threads the FUSE loop runs (its max_threads).
-  PagePusher(PushFn push, unsigned request_threads, unsigned threads = kThreads);
+  // `counted` (may be empty) hears of each full queue and each wait's outcome.
+  PagePusher(PushFn push, PagePusherOptions options,
+             std::function<void(PushQueueEvent)> counted = {});
   ~PagePusher();
   PagePusher(const PagePusher&) = delete;
   PagePusher& operator=(const PagePusher&) = delete;
 
   // Queues a push of `ino` behind the others; never blocks.
   void Queue(fuse_ino_t ino, uint64_t stream);
-  // Queues a push of `ino` ahead of the others and waits for it to end, at most kMaxWait and
+  // Queues a push of `ino` ahead of the others and waits for it to end, at most max_wait and
   // only while other request threads stay free. True when the push ended before returning.
   bool PushAndWait(fuse_ino_t ino, uint64_t stream);
   // Ends the threads (what is still queued is not pushed; waiters return). Idempotent; two
   // threads may call it at once (both return once it has ended).
   void Stop();
   PagePusherCounters Counters() const;
-
-  static constexpr unsigned kThreads = 2;
-  static constexpr size_t kMaxQueued = 4096;
-  static constexpr std::chrono::milliseconds kMaxWait{100};
 
  private:
   struct Job {
@@ -75,9 +83,13 @@ class PagePusher {
   };
   void Run();
   bool Add(const std::shared_ptr<Job>& job, bool front);
+  void Count(PushQueueEvent e) {
+    if (counted_) counted_(e);
+  }
 
   const PushFn push_;
-  const unsigned request_threads_;
+  const PagePusherOptions options_;
+  const std::function<void(PushQueueEvent)> counted_;
   mutable std::mutex mu_;
   std::condition_variable work_;  // a job was queued, or stop
   std::condition_variable ended_;  // a job ended, or stop

@@ -149,6 +149,12 @@ void PrintReadahead(const fs::StatsSnapshot& s) {
                 FormatCount(ra.pushed.files).c_str(), FormatBytes(ra.pushed.bytes).c_str(),
                 FormatCount(ra.pushed.failed).c_str());
   }
+  if (ra.pushed.wait_skipped > 0 || ra.pushed.wait_expired > 0) {
+    std::printf("    push waits     %s opens waited for their push, %s did not (too few request "
+                "threads: raise -o threads), %s gave up after 100 ms\n",
+                FormatCount(ra.pushed.waited).c_str(), FormatCount(ra.pushed.wait_skipped).c_str(),
+                FormatCount(ra.pushed.wait_expired).c_str());
+  }
   if (ra.hint.orders > 0) {
     std::printf("    hint order     %s files, readers at %s, %s orders received, %s lines named "
                 "no file\n",
