@@ -3,7 +3,7 @@
 
 Run as root from the repository (after `bash tools/install-deps.sh --bench` and a release build):
     /usr/bin/python3 bench/bench.py [--samples 20000] [--repeats 3] [--throttle] [--million]
-    /usr/bin/python3 bench/bench.py --extents     (issue 20's figures only, ~15 min)
+    /usr/bin/python3 bench/bench.py --extents     (the extents figures only, ~15 min)
 
 Every figure is the median of --repeats runs, reported as seconds and as a ratio to the native
 folder measured in the same run (ratio = native time / peer time: above 1 is faster than native).
@@ -54,9 +54,9 @@ LOCAL_SSD = (500_000_000, 20_000)
 
 # The mmfs sides of --extents by role, (label, mount options), kept here so that a variant of the
 # policy is one edit (or --extents-mmfs ROLE=OPTIONS) away: "off" reads one sample per origin
-# read, as before issue 20; "auto" is the policy under test. The options are passed explicitly,
-# not left to the default, so that a binary without them fails instead of being measured as
-# "auto". Each part adds its own tier sizes (--ram-cache, --cache-dir) after these.
+# read, as before extents existed; "auto" is the policy under test. The options are passed
+# explicitly, not left to the default, so that a binary without them fails instead of being
+# measured as "auto". Each part adds its own tier sizes (--ram-cache, --cache-dir) after these.
 EXTENTS_MMFS = {
     "off": ("mmfs extents=off", ["-o", "extents=off"]),
     "auto": ("mmfs extents=auto", ["-o", "extents=auto"]),
@@ -877,7 +877,7 @@ def mmfs_extents_stats(root):
 
 
 class Extents:
-    """--extents: first epochs from slow origins (issue 20), every figure as a ratio to the
+    """--extents: first epochs from slow origins, every figure as a ratio to the
     native folder measured in the same run.
 
     Every run is cold: the FUSE daemon stopped, the page cache dropped, the daemon started, then
@@ -1274,7 +1274,7 @@ def main():
                     help="an extra argument for mmfs mount in --million (repeat it): -o "
                          "opendir=on, ...")
     ap.add_argument("--extents", action="store_true",
-                    help="only the extents figures (issue 20), every run cold, ratios to the "
+                    help="only the extents figures, every run cold, ratios to the "
                          "native folder:\n"
                          "  a. hard-disk, random reads for --extents-seconds: native,\n"
                          "     squashfuse_ll, mmfs extents=off, extents=auto (files/s)\n"
@@ -1349,7 +1349,7 @@ def main():
         "mmfs": Mmfs(args.work, dataset, mmfs_seconds),
         # The kernel answers Python's isatty() ioctl: warm reads never reach the daemon.
         "mmfs-overlay": Mmfs(args.work, dataset, mmfs_seconds, ["--overlay"], "mmfs --overlay"),
-        # The same mount without the per-reader accounting: what that accounting costs (issue 21).
+        # The same mount without the per-reader accounting: what that accounting costs.
         "mmfs-noreaders": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "readers=off"],
                                "mmfs readers=off"),
     }
@@ -1571,7 +1571,7 @@ def write_report(args, peers, rows, started):
             lines.append(f"| floor: the same epoch with every file in the RAM tier | "
                          f"{res['floor']['seconds']:.2f} | 0 | 0% |")
     if extents_rows:
-        lines.append(f"Extents (issue 20), every run cold; origin device {meta.get('origin_device')}"
+        lines.append(f"Extents, every run cold; origin device {meta.get('origin_device')}"
                      f" (read_ahead_kb {meta.get('origin_read_ahead_kb')}); origin reads and MB "
                      "as the blkio cgroup counted them.")
         lines += extents_tables(extents_rows, meta)

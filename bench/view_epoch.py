@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derived image views (issue 18), measured in one run.
+"""Derived image views, measured in one run.
 
 On a generated dataset whose JPEGs resemble web-scale caption data (sides 400-1200 px, a tenth
 larger: 1200-2000 px; --large-share), this script

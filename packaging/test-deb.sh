@@ -31,6 +31,7 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb" > "$work/apt.log" ||
 for f in /usr/bin/mmfs /usr/sbin/mount.fuse.mmfs /usr/sbin/mount.mmfs; do test -x "$f"; done
 test -f /usr/lib/systemd/system/mmfs@.service
 test -f /usr/share/bash-completion/completions/mmfs
+grep -q '^License: Apache-2.0$' /usr/share/doc/mmfs/copyright
 for page in mmfs mmfs-pack mmfs-mount mmfs-stats mount.mmfs; do man -w "$page" > /dev/null; done
 if command -v systemd-analyze > /dev/null; then
   # A unit file check that needs no running systemd (this may be a container).

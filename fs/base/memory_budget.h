@@ -3,7 +3,7 @@
 //
 // The default RAM budget used to be 1/8 of physical memory whatever container the daemon ran in;
 // in a memory cgroup smaller than that (a Kubernetes pod, a systemd slice) the daemon grew into
-// the limit and was OOM-killed, taking the mount with it (issue 16). Here:
+// the limit and was OOM-killed, taking the mount with it. Here:
 //
 // - ReadMemoryLimit finds the limit that applies: the smaller of physical memory and the memory
 //   cgroup's limit, found through /proc/self/cgroup and /proc/self/mountinfo (v1:
@@ -15,13 +15,13 @@
 //   default 1/8 of the limit (64 MiB to 8 GiB) but at most half of what is left; an explicit
 //   --ram-cache larger than what is left is clamped, and the budget says so.
 // - With --memory (BudgetRequest::memory_bytes) the mount is given the memory it may use in all,
-//   page cache included (issue 19): the plan splits it between the daemon's own needs, the
-//   prefetch and read buffers, a share left to the kernel for the mount's page cache (pushed
-//   files waiting for their reader, files the RAM tier does not hold, READs in flight) and the
-//   RAM tier, which gets the rest. The governor then keeps the cgroup's unreclaimable memory
-//   (neither page cache nor reclaimable kernel objects) within the limit less that page-cache
-//   share, instead of 80% of the limit: in a container the loader shares the limit, and the
-//   page cache is what gives way.
+//   page cache included (for a loader and a mount that share one container's limit): the plan
+//   splits it between the daemon's own needs, the prefetch and read buffers, a share left to the
+//   kernel for the mount's page cache (pushed files waiting for their reader, files the RAM tier
+//   does not hold, READs in flight) and the RAM tier, which gets the rest. The governor then
+//   keeps the cgroup's unreclaimable memory (neither page cache nor reclaimable kernel objects)
+//   within the limit less that page-cache share, instead of 80% of the limit: in a container
+//   the loader shares the limit, and the page cache is what gives way.
 // - SampleMemory and AssessPressure read and judge the pressure signals (the working set against
 //   the limit, limit hits, OOM kills, PSI where the cgroup has it), for fs/core/memory_governor.
 //
@@ -142,7 +142,7 @@ struct MemoryBudget {
 
 // Memory the daemon needs besides its tiers and buffers: allocator, libfuse, logging, the
 // sketches and per-file tables, and per FUSE thread the part of its request buffer it touches
-// (READ replies point into cached blobs, nothing is copied). Measured (issue 19, 10,000 samples):
+// (READ replies point into cached blobs, nothing is copied). Measured (10,000 samples):
 // 10 MiB resident with the caches empty, about 23 MiB beyond the RAM tier's bytes under three
 // shuffled epochs with 16 threads; these leave a margin over that.
 inline constexpr uint64_t kBaseBytes = 16ull << 20;

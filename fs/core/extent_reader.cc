@@ -23,7 +23,7 @@ constexpr double kExpensiveRequest = 0.001;
 // While neighbours are nearly all used, extents grow by doubling up to this many times the
 // model's size and this size.
 constexpr uint64_t kMaxGrowth = 64;
-constexpr uint64_t kMaxGrownExtent = 8ull << 20;  // seconds: a request worth amortizing at once
+constexpr uint64_t kMaxGrownExtent = 8ull << 20;  // bytes: larger gains little per request
 // Extent reads in flight at most: each holds its raw span and a copy of its files, up to twice
 // the extent; more misses at once read sample-sized.
 constexpr int kMaxInFlight = 2;

@@ -1,6 +1,5 @@
 // ExtentReader: on a demand miss from a slow origin, read the shard extent around the sample
-// instead of the sample alone, and keep the neighbours it brings where a later read finds them
-// (issue 20).
+// instead of the sample alone, and keep the neighbours it brings where a later read finds them.
 //
 // Why: a shuffled first epoch from a seek-bound origin (a hard disk, a network volume, an object
 // store: milliseconds a request) costs one request per sample, while one request could bring

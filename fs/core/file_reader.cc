@@ -66,7 +66,7 @@ Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
     // Originals only, back to back in one shard: one read. Members the RAM tier holds are not
     // read again: the tier admits files one by one, so a sample's image may be held where its
     // caption is not, and the caption's miss would fetch the image's bytes once more every
-    // epoch (issue 19). The run of members around `f` that the tier lacks is read: still one
+    // epoch. The run of members around `f` that the tier lacks is read: still one
     // read, of neighbours.
     size_t first = 0, last = base.size();
     for (size_t i = 0; i < base.size(); ++i) {

@@ -7,7 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-// The stack is owned here and lent to the rooms; only FileReader looks inside it.
+// The stack is owned here and lent to the rooms that read or fill it (FileReader, Prefetcher,
+// ExtentReader, Warmup); Stats reads the RAM tier's counters as the snapshot's first tier.
 #include "cache/tier_stack.h"
 #include "fs/base/file_util.h"
 #include "fs/base/memory_budget.h"

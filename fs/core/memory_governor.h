@@ -22,7 +22,7 @@
 // and on all memory but page cache against the limit less a quarter of that share (the excess
 // over either goes); critical past half the share on the first, past all but a sixteenth of it
 // on the second, or on an OOM kill. (Counting the mount's 56 MiB of dentries and inodes as
-// unreclaimable made the governor give back tier memory in every run of issue 19's bench:
+// unreclaimable made the governor give back tier memory in every run of the equal-memory bench:
 // files it then read again.)
 //
 // Nothing ever goes above the plan (fs/base/memory_budget.h), which stats show with the targets

@@ -1,4 +1,5 @@
-// OriginReader: every read of the shards (the origin) the daemon makes, and its counters.
+// OriginReader: the daemon's reads of the dataset's own shards (the origin), and their counters.
+// (A view's resized images are read from the view's shards by ViewFiles, view_files.h, not here.)
 //
 // - A demand miss loads the file's whole sample (SampleMembers: k.jpg with k.txt, k.json, back to
 //   back in the shard) in one read (LoadSample).

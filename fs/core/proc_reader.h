@@ -6,7 +6,8 @@
 // tells a reused TID from the thread first seen), ReadProcess(tgid) the whole process's CPU time
 // (utime + stime of all its threads) and `rchar` from /proc/PID/io. `rchar` counts every byte
 // the process read with read(2) and friends from any file, pipe or socket: the kernel keeps no
-// per-mount count, so it is reported as the process total and labelled so (docs in the README).
+// per-mount count, so it is reported as the process total and labelled so (docs/guide.md, the
+// Readers section).
 //
 // Thread-safety: implementations need not be thread-safe (the accounting calls them under its
 // sampler lock). The parse functions are pure.

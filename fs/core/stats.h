@@ -2,8 +2,11 @@
 //
 // Each room fills its part (Filesystem::Stats gathers them); `.mmfs/stats` (JSON) and
 // `.mmfs/metrics` (Prometheus text) are two renderings of the same snapshot (stats_format.h),
-// so a counter is added once, here, and rendered by both. The JSON keys are the contract
-// `mmfs stats`, `mmfs warmup`, the tests and bench/*.py read.
+// so a counter's field is declared once, here. Its name is still written out where it is
+// rendered and read: stats_format.cc (JSON), stats_prometheus.cc (Prometheus), stats_parse.cc
+// (JSON back into the snapshot) and tools/mmfs/cmd_stats.cc (the human view); a round-trip test
+// holds JSON and parse together. The JSON keys are the contract `mmfs stats`, `mmfs warmup`, the
+// tests and bench/*.py read.
 //
 // Thread-safety: a plain value.
 #pragma once

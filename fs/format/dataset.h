@@ -132,8 +132,9 @@ class Dataset {
   // when first touched, so a mount still costs nothing until looked at). Without it the kernel
   // reclaims the mapped index as readily as any page cache, and in a memory cgroup at its limit
   // lookups wait for disk reads: 16,943 major faults on the 3 MB index of 20,000 samples in
-  // three epochs (issue 19's bench), a FUSE thread stalled on each. For mounts whose memory plan
-  // reserves the whole index (--memory); a walk of every directory then keeps it all.
+  // three epochs (the equal-memory bench, docs/performance.md), a FUSE thread stalled on
+  // each. For mounts whose memory plan reserves the whole index (--memory); a walk of every
+  // directory then keeps it all.
   // Fails with the reason (RLIMIT_MEMLOCK below the index's size without CAP_IPC_LOCK, say);
   // the index then stays an ordinary mapping. Call before the dataset is shared.
   Status LockIndex();
@@ -157,7 +158,8 @@ class Dataset {
   void Advise(SpanWindow::Span span, int advice, size_t margin) const;
   static constexpr size_t kFaultAroundBytes = 64 << 10;
   // How far ahead of a listed directory's run the index is read: 1 MiB of records is ~16
-  // directories of 1,000 files, 1 MiB of names ~80 (one request each; measured, issue 22).
+  // directories of 1,000 files, 1 MiB of names ~80 (one request each; measured on a
+  // cold walk of 1,000,000 entries).
   static constexpr uint64_t kIndexAheadBytes = 1 << 20;
 
   std::string dir_;

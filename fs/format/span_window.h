@@ -1,5 +1,5 @@
 // SpanWindow: turns the spans of the index a directory walk is about to read into few large
-// reads ahead of it (issue 22).
+// reads ahead of it, so a cold walk of a million entries waits on a few reads, not thousands.
 //
 // A walk lists directories in index order (os.walk, find, ImageFolder over class folders:
 // breadth-first numbering puts sibling directories' children in adjacent runs), and each run of

@@ -393,7 +393,7 @@ void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 
 // Python's open() calls isatty() (TCGETS) on every file, and the kernel forwards every ioctl of a
 // FUSE file to the daemon, whatever it answered before: a round trip per open even when the data
-// is in the page cache (README, "Warm reads from Python"). "Not a terminal" is what isatty()
+// is in the page cache (docs/guide.md, "Warm reads from Python"). "Not a terminal" is what isatty()
 // expects.
 void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/,
              fuse_file_info* /*fi*/, unsigned /*flags*/, const void* /*in_buf*/,

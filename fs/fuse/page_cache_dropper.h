@@ -1,6 +1,6 @@
 // PageCacheDropper: drops a file's pages from the kernel's page cache of the mount once the RAM
-// tier holds the file, so that a hot byte is held once (issue 19, docs/cache.md "Where each byte
-// lives").
+// tier holds the file, so that a hot byte is held once under a shared memory limit
+// (docs/cache.md "Where each byte lives").
 //
 // With no_open the kernel keeps every page a READ returned (keep_cache). For a file the RAM tier
 // holds that is a second copy of the same bytes, charged to the same memory cgroup: under a

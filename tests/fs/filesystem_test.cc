@@ -192,7 +192,7 @@ TEST_F(FilesystemTest, LargeFilesBypassTheCacheButAreVerified) {
   EXPECT_EQ(fs_->metrics().checksum_failures.load(), 1u);
 }
 
-// Issue 16: a file read in several READs that the RAM tier does not keep was loaded whole again
+// A file read in several READs that the RAM tier does not keep was loaded whole again
 // for every READ (a 50 MiB file read through a 256 MiB tier cost 1,300 MiB of origin reads).
 // Files of sizes on both sides of every threshold of the cache and the reader, with a small and
 // a large RAM tier: each pass reads each byte from the origin about once. A file too large to
@@ -337,7 +337,7 @@ TEST_F(FilesystemTest, ReadingAnImageBringsItsCaption) {
   EXPECT_EQ(j["readahead"]["patterns"]["sample_members"]["issued"], 0);
 }
 
-// Issue 19: the RAM tier admits files one by one. When it holds a sample's image but not its
+// The RAM tier admits files one by one. When it holds a sample's image but not its
 // caption, the caption's miss reads the caption alone, not the image again; and the caption,
 // fetched once as a member and lost before its reader came, counts as an origin re-read.
 TEST_F(FilesystemTest, AMissDoesNotFetchMembersTheTierHoldsAndLostCopiesAreRereads) {
@@ -507,7 +507,7 @@ TEST_F(FilesystemTest, PrefetchedFilesAreClaimedForAPushAndCountedOnceStored) {
   EXPECT_EQ(TierOf(fs_->Stats(), "ram")->inserts, 2u);
 }
 
-// Issue 16, item 6: under memory pressure the governor shrinks the RAM tier and the buffers
+// Under memory pressure the governor shrinks the RAM tier and the buffers
 // (memory released at once) and stops pushing into the page cache, whose pages the daemon pays.
 TEST_F(FilesystemTest, MemoryTargetsShrinkTheTiersAndGateThePush) {
   for (int i = 0; i < 300; ++i) ReadAll(Walk("many/" + std::to_string(1000 + i) + ".txt").ino);

@@ -206,7 +206,7 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
 }
 
 TEST(MemoryBudgetTest, ExplicitBudgetThatCannotFitIsClampedWithAWarning) {
-  // Issue 16: a 537 MB cgroup shared with a DataLoader, --ram-cache 403M.
+  // A 537 MB cgroup shared with a DataLoader, --ram-cache 403M.
   BudgetRequest r;
   r.ram_cache_bytes = 403 * kMiB;
   r.in_use_bytes = 150 * kMiB;
@@ -343,7 +343,7 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
   EXPECT_FALSE(fs::MemoryStatsJson(1, nullptr).contains("budget"));
 }
 
-// Issue 19: --memory is all the mount may use, page cache included; the RAM tier gets what the
+// --memory is all the mount may use, page cache included; the RAM tier gets what the
 // daemon's needs and the page-cache share leave.
 TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
   BudgetRequest r;
@@ -454,8 +454,8 @@ TEST(MemoryGovernorTest, WithMemoryGivenReclaimableKernelObjectsDoNotShrinkTheTi
     g.Step(s);
     return g.Counters();
   };
-  // 750 MiB of non-file memory, 56 MiB of it the mount's dentries and inodes (as in issue 19's
-  // bench): 694 MiB unreclaimable, within both; nothing is given back.
+  // 750 MiB of non-file memory, 56 MiB of it the mount's dentries and inodes (as in the
+  // equal-memory bench): 694 MiB unreclaimable, within both; nothing is given back.
   fs::GovernorCounters c = step(50, 56);
   EXPECT_NE(c.level, Pressure::kHigh);
   EXPECT_EQ(c.shrinks, 0u);

@@ -118,7 +118,7 @@ TEST_F(OriginReaderTest, CoalescedReadsCountByCauseAndCheckEveryFile) {
   EXPECT_EQ(origin.Counters(ReadCause::kDemand).reads, 0u);
 }
 
-// Issue 20: every successful origin read, of any cause, is an observation of the cost model; a
+// Every successful origin read, of any cause, is an observation of the cost model; a
 // failed one is not (its time says nothing about a read).
 TEST_F(OriginReaderTest, EveryOriginReadIsTimedIntoTheCostModel) {
   auto io = std::make_unique<FaultyIo>(*dataset_);

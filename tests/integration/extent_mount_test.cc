@@ -1,4 +1,4 @@
-// Extent reads from a slow origin through a real mount (issue 20): the daemon's reads of the
+// Extent reads from a slow origin through a real mount: the daemon's reads of the
 // shards are throttled with a blkio cgroup (100 requests a second, as a seeking disk), and a
 // reader goes through the files in a shuffled order. With room in the RAM tier, the misses read
 // extents and the pass makes far fewer origin reads than files; when the neighbours go unused

@@ -1,4 +1,4 @@
-// The daemon's memory beyond its tiers (issue 19): mounted with --memory and nothing read, the
+// The daemon's memory beyond its tiers: mounted with --memory and nothing read, the
 // daemon is small, so the budget goes to the RAM tier and the page cache. 20,000 files here; the
 // listing test checks the same at 100,000 entries on the tree it packs anyway (a tree of
 // 1,000,000 metadata-only files took 36 s to generate, 125 s to pack and about 10 minutes to
@@ -19,7 +19,8 @@ namespace mmfs::testing {
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
-// The target of issue 19 for the daemon with its caches empty, at 20k and at 1M entries.
+// The bound on the daemon with its caches empty (what --memory must not spend on it), at 20k
+// and at 1M entries.
 constexpr uint64_t kIdleLimit = 48 * kMiB;
 
 TEST(IdleMemoryMountTest, DaemonWithCachesEmptyStaysSmallAtTwentyThousandFiles) {

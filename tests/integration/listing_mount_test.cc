@@ -2,7 +2,7 @@
 // mounted and listed through the mount with readdir(3); every name and its d_type must match
 // the source's. A second listing must come from the kernel's cached listings (no READDIR reaches
 // the daemon), while `.mmfs/stats` stays fresh. First, mounted with --memory and nothing read,
-// the daemon's own memory at that size (issue 19).
+// the daemon's own memory at that size.
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -84,7 +84,7 @@ TEST(ListingMountTest, AHundredThousandEntriesListWithTheirNamesAndTypes) {
   ASSERT_EQ(pack.exit_code, 0) << pack.output;
   std::filesystem::create_directories(mnt);
   if (!kSanitizedBuild) {  // a sanitizer's shadow memory is not the daemon's
-    // Issue 19's daemon with its caches empty, at the largest tree a test packs anyway (a tree
+    // The daemon with its caches empty, at the largest tree a test packs anyway (a tree
     // of 1M entries takes minutes to make and delete on CI; see idle_memory_mount_test.cc):
     // mounted with --memory, nothing read, it stays under 48 MiB.
     ForegroundMount idle(dst, mnt, {"--memory", "300M"});

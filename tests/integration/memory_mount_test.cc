@@ -1,6 +1,5 @@
-// Memory through a real mount: how often each origin byte is read whatever the tiers' sizes
-// (issue 16, item 2), and a daemon inside a memory cgroup that settles on a budget that fits
-// and stays up (item 6).
+// Memory through a real mount: how often each origin byte is read whatever the tiers' sizes,
+// and a daemon inside a memory cgroup that settles on a budget that fits and stays up.
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -79,7 +78,7 @@ class ReadAmplificationMountTest : public ::testing::Test {
   TempDir tmp_;
 };
 
-// Issue 16: a 50 MiB file read once through a mount with --ram-cache 256M read 1,300 MiB from
+// A 50 MiB file read once through a mount with --ram-cache 256M read 1,300 MiB from
 // the shard (a whole-file load for every READ, each refused by the RAM tier). Files on both
 // sides of every threshold of the cache and the reader, with a small and a large RAM tier.
 TEST_F(ReadAmplificationMountTest, EachOriginByteIsReadAboutOncePerPass) {
@@ -139,7 +138,7 @@ TEST_F(ReadAmplificationMountTest, EachOriginByteIsReadAboutOncePerPass) {
   }
 }
 
-// Issue 16, item 6: in a 537 MB memory cgroup shared with a DataLoader, `mmfs mount -f
+// In a 537 MB memory cgroup shared with a DataLoader, `mmfs mount -f
 // --ram-cache 403M` was OOM-killed and every reader got ENOTCONN. Here the daemon and a reader
 // share a 192 MiB cgroup and read a 256 MiB dataset (twice, page cache dropped): with a budget
 // that fits, the default, and one that does not (clamped, and the reader holding 64 MiB of its
@@ -331,7 +330,7 @@ PageCacheShare MeasurePageCache(const std::string& mnt, const std::vector<std::s
   return p;
 }
 
-// Issue 19: the daemon, its reader and all their page cache in one memory cgroup, the mount
+// The daemon, its reader and all their page cache in one memory cgroup, the mount
 // given --memory: three shuffled epochs read the bytes right, the daemon stays within what it
 // was given less the page-cache share, nothing fetched from the origin is fetched again in the
 // same epoch, and the RAM tier's hits are real (later epochs read at most the part of the

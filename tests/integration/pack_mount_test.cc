@@ -1,4 +1,4 @@
-// Mount tests of what `mmfs pack` makes of messy real-world inputs (issue 16), through the real
+// Mount tests of what `mmfs pack` makes of messy real-world inputs, through the real
 // CLI: a corpus of odd-but-valid and damaged images under each --on-bad mode, checked by pack,
 // verify and the mount in one place; one bad JPEG before many good ones; tars whose members are
 // not grouped by sample, written by GNU tar and Python's tarfile.
@@ -174,7 +174,7 @@ TEST_F(PackMountTest, ImageCorpusThroughPackVerifyAndMount) {
   EXPECT_FALSE(IsMountPoint(tmp_ / "mnt_keep"));
 }
 
-// Issue 16, item 1: one JPEG with an impossible header used to make --on-bad skip drop all the
+// One JPEG with an impossible header used to make --on-bad skip drop all the
 // JPEGs after it ("two SOI markers").
 TEST_F(PackMountTest, OneBadJpegDoesNotCostTheGoodOnesAfterIt) {
   std::string src = tmp_ / "src";
@@ -203,7 +203,7 @@ TEST_F(PackMountTest, OneBadJpegDoesNotCostTheGoodOnesAfterIt) {
   }
 }
 
-// Issue 16, items 4 and 5: tars as `tar -C dir -cf x.tar .` writes them (members of a sample
+// Tars as `tar -C dir -cf x.tar .` writes them (members of a sample
 // apart) lose no sample; UTF-8 names need no locale; a .tar.gz prints 100% once.
 TEST_F(PackMountTest, UngroupedTarsKeepEveryMember) {
   std::string dir = tmp_ / "dir";

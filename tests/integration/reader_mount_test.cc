@@ -1,4 +1,4 @@
-// The "Readers" section of the stats with real processes (issue 21): a Python reader of cold
+// The "Readers" section of the stats with real processes: a Python reader of cold
 // files from a slow origin is io-bound, one that decodes warm JPEGs with PIL is compute-bound, one
 // that sleeps between reads is idle. Each reader measures the share of its time it spent inside
 // open()/read() and its CPU time (tests/integration/reader_check.py); the daemon's stall and CPU

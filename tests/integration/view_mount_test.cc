@@ -1,4 +1,4 @@
-// Serving a derived image view through the real CLI (issue 18): `mmfs pack --view 64`, then
+// Serving a derived image view through the real CLI: `mmfs pack --view 64`, then
 // `MNT/@64/` as torchvision and PIL see it, and `mmfs mount --view 64` serving the same tree at
 // its root.
 

@@ -1,5 +1,5 @@
-// Captions from metadata arrive byte-exact (issue 16, item 3), and captions that have no image
-// to go to are reported and counted (item 5).
+// Captions from metadata arrive byte-exact, and captions that have no image
+// to go to are reported and counted.
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The image checks the packer runs on every JPEG: a bad file is reported as bad, and never
-// changes what the checker says about the files after it (issue 16, item 1).
+// changes what the checker says about the files after it.
 
 #include <gtest/gtest.h>
 

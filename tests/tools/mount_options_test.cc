@@ -104,7 +104,7 @@ TEST(MountOptionsTest, Sizes) {
   EXPECT_EQ(parsed->ram_cache, 1ull << 30);
   EXPECT_EQ(parsed->ssd_cache_bytes, 512ull << 20);
 
-  // --memory (issue 19): -o memory=, overridden by the long option.
+  // --memory: -o memory=, overridden by the long option.
   args = WithOptions({"memory=800M"});
   parsed = ParseMountOptions(args);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

@@ -1,5 +1,5 @@
-// Tars whose members are not grouped by sample lose nothing (issue 16, item 4); non-ASCII member
-// names read without locale warnings and sample names in warnings have no stray '/' (item 5).
+// Tars whose members are not grouped by sample lose nothing; non-ASCII member
+// names read without locale warnings and sample names in warnings have no stray '/'.
 
 #include <gtest/gtest.h>
 

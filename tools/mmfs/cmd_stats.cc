@@ -110,7 +110,7 @@ void PrintTiers(const fs::StatsSnapshot& s) {
                 FormatBytes(static_cast<uint64_t>(o.cost.bandwidth_bytes_per_second)).c_str(),
                 FormatBytes(o.cost.extent_bytes).c_str(), FormatCount(o.cost.reads).c_str());
   }
-  // Extent reads (issue 20): what the misses read and whether the neighbours paid.
+  // Extent reads from a slow origin: what the misses read and whether the neighbours paid.
   const fs::ExtentCounters& x = s.extents;
   if (x.mode.empty() || (x.mode == "off" && x.extents == 0)) return;
   std::printf("  extents   %s: %s extent reads, %s (last %s, %s probes)\n", x.mode.c_str(),
@@ -206,7 +206,7 @@ void PrintMemory(const fs::MemoryStats& m) {
               FormatBytes(b.reserved_bytes).c_str(), FormatBytes(b.in_use_bytes).c_str(),
               clamped.c_str());
   if (b.memory_bytes > 0) {
-    // --memory: how the memory given is split (issue 19).
+    // --memory: how the memory given is split.
     const uint64_t rest = b.ram_cache_bytes + b.page_cache_bytes;
     const uint64_t daemon = b.memory_bytes > rest ? b.memory_bytes - rest : 0;
     std::printf("  split     --memory %s: RAM tier %s, daemon and buffers %s, page cache of the "
