@@ -286,6 +286,11 @@ Result<ReadData> Filesystem::ReadFile(const TreeFile& f, uint64_t offset, size_t
   return reader_->Read(f, offset, size, std::move(known));
 }
 
+bool Filesystem::MayPush(uint64_t ino) {
+  auto f = FileForIno(ino);
+  return f.ok() && prefetcher_->MayPush(*f);
+}
+
 bool Filesystem::Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
                       const std::function<int(const char*, size_t)>& store) {
   // The prefetch buffer is keyed by the file's cache key: a resized file's push stores the

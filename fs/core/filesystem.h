@@ -90,6 +90,10 @@ class Filesystem {
   // which counts READ replies). `store` returns 0, -ENOENT (no inode yet) or another -errno.
   // True when the file was pushed and the RAM tier holds it now: the pushed pages are a second
   // copy once their reader has read them (fs/fuse/page_cache_dropper.h).
+  // Whether a push of `ino` could store anything now (the prefetcher holds or is loading it and
+  // pushes are allowed): a cheap test, without I/O, so that the FUSE layer hands nothing else to
+  // its pushers.
+  bool MayPush(uint64_t ino);
   bool Push(uint64_t ino, uint64_t stream, size_t max_bytes, bool wait,
             const std::function<int(const char*, size_t)>& store);
   // Push in two steps (tests): ClaimPrefetched gives the whole of `ino` if it is a regular file

@@ -183,25 +183,30 @@ void Prefetcher::RunJob(const cache::PrefetchJob& job) {
   buffer_.EndLoad(mine);
 }
 
-void Prefetcher::BeginHint() { hint_.Begin(); }
+void Prefetcher::BeginHint() {
+  hint_closed_lines_.store(0, std::memory_order_relaxed);
+  hint_.Begin();
+}
 
 void Prefetcher::AddHintLines(const std::vector<std::string>& lines) {
   std::vector<uint64_t> keys;
   keys.reserve(lines.size());
-  uint64_t unknown = 0;
+  uint64_t unknown = 0, closed = 0;
   for (std::string_view line : lines) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     // "@256/train/x.jpg" is a file of view 256's tree.
     auto at = views_.ResolvePath(options_.mountpoint, line);
-    if (at.ok() && at->second.is_regular() &&
-        (!options_.hint_open_to_all_only || OpenToAll(at->second)) &&
-        views_.Resolve(at->first, at->second).ok()) {
-      keys.push_back(at->first * dataset_.entry_count() + at->second.index);
-    } else {
-      ++unknown;
+    if (at.ok() && at->second.is_regular() && views_.Resolve(at->first, at->second).ok()) {
+      if (!options_.hint_open_to_all_only || OpenToAll(at->second)) {
+        keys.push_back(at->first * dataset_.entry_count() + at->second.index);
+        continue;
+      }
+      ++closed;  // counted as naming no file: the stats are for everyone
     }
+    ++unknown;
   }
+  if (closed > 0) hint_closed_lines_.fetch_add(closed, std::memory_order_relaxed);
   if (unknown > 0) hint_.CountUnknown(unknown);
   std::vector<uint64_t> due = hint_.Append(keys);
   hint_active_.store(hint_.active(), std::memory_order_relaxed);
@@ -227,6 +232,22 @@ bool Prefetcher::OpenToAll(const format::Entry& e) const {
 void Prefetcher::EndHint() {
   cache::HintCounters c = hint_.Counters();
   spdlog::info("prefetch hint: {} files in order, {} lines named no file", c.positions, c.unknown);
+  // Only the daemon's log says why: it is the mounting user's, where .mmfs/stats is everyone's.
+  if (uint64_t closed = hint_closed_lines_.exchange(0, std::memory_order_relaxed); closed > 0) {
+    spdlog::warn("prefetch hint: {} lines named files not every user may read and were left out "
+                 "(other users may write the hint file of this shared mount); mount with "
+                 "-o hint=owner to let only you write hints and have every line count",
+                 closed);
+  }
+}
+
+bool Prefetcher::MayPush(const TreeFile& f) {
+  if (!f.entry.is_regular() || !buffer_.Contains(f.key)) return false;
+  if (!push_allowed_.load(std::memory_order_relaxed)) {
+    push_skipped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
 }
 
 cache::Blob Prefetcher::Claim(const TreeFile& f, size_t max_bytes, bool wait) {

@@ -96,6 +96,9 @@ class Prefetcher {
   // stored and taken from the buffer, so that the caller must treat it as a READ of all of it.
   // The buffer is keyed by f.key, so a resized file's push stores the resized bytes.
   cache::Blob Claim(const TreeFile& f, size_t max_bytes, bool wait);
+  // Whether Claim could give anything now or soon: `f` held or loading, and pushes allowed
+  // (a held file not pushed for want of memory is counted skipped, as Claim counts it).
+  bool MayPush(const TreeFile& f);
   bool EndPush(const TreeFile& f, const cache::Blob& claimed, bool stored);
   // Claim, store, count, EndPush: the blob to treat as read, or null.
   cache::Blob Push(const TreeFile& f, size_t max_bytes, bool wait, const Store& store);
@@ -129,6 +132,7 @@ class Prefetcher {
   cache::AccessPatternDetector detector_;
   cache::HintedOrder hint_;
   std::atomic<bool> hint_active_{false};
+  std::atomic<uint64_t> hint_closed_lines_{0};  // this order's lines for files not open to all
   std::atomic<bool> push_allowed_{true};  // off while memory is tight
   std::atomic<uint64_t> pushed_files_{0}, pushed_bytes_{0}, push_failures_{0}, push_skipped_{0};
   // Declared last: destroyed first, so no job runs against members already gone.

@@ -132,7 +132,7 @@ void OnInit(void* userdata, fuse_conn_info* conn) {
 // READ that outruns a push just gets the same bytes as usual. The store itself runs on the
 // pusher's threads (PushPrefetched), never on a request thread.
 void QueuePush(FuseOpsConfig& cfg, fuse_ino_t ino, uint64_t stream, bool wait) {
-  if (!cfg.push_prefetched || cfg.pusher == nullptr) return;
+  if (!cfg.push_prefetched || cfg.pusher == nullptr || !cfg.fs->MayPush(ino)) return;
   if (wait) {
     cfg.pusher->PushAndWait(ino, stream);
   } else {

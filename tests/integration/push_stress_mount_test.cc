@@ -3,7 +3,8 @@
 // A push stores a prefetched file into the kernel's page cache (notify_store), which waits for
 // every page a READ of that file holds locked; only a request thread can answer that READ. Each
 // case mounts afresh (cold page cache) with `-o threads=N` and starts M processes at once, each
-// comparing one class folder of the mount against its source with `diff -r` (exact bytes). A case
+// comparing one class folder of the mount against its source with `diff -r` or Python (exact
+// bytes; Python's open() also sends the ioctl that waits for a push). A case
 // that does not finish within its deadline is a hang: the FUSE connection is aborted (the only way
 // to free readers stuck in the kernel), the readers are killed and the test fails naming the case.
 
@@ -38,8 +39,20 @@ constexpr int kSamples = 480;  // 60 per class: long enough runs for the prefetc
 // 128 readers; a hang never ends.
 constexpr double kCaseDeadlineSeconds = 90;
 
-pid_t SpawnDiff(const std::string& a, const std::string& b) {
+// Python's open() sends an ioctl (isatty) before its first read, which waits for the file's push:
+// the other path a push can hold a request thread on.
+constexpr char kPythonCompare[] =
+    "import os, sys\n"
+    "src, mnt = sys.argv[1], sys.argv[2]\n"
+    "for name in sorted(os.listdir(src)):\n"
+    "    with open(os.path.join(mnt, name), 'rb') as f: got = f.read()\n"
+    "    with open(os.path.join(src, name), 'rb') as f: want = f.read()\n"
+    "    if got != want: sys.exit('different bytes: ' + name)\n";
+
+// Reader `i` compares folder `a` (the source) with `b` (the mount): `diff -r` or Python.
+pid_t SpawnReader(int i, const std::string& a, const std::string& b) {
   std::vector<std::string> args = {"/usr/bin/diff", "-r", "-q", a, b};
+  if (i % 2 == 1) args = {"/usr/bin/python3", "-c", kPythonCompare, a, b};
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -88,7 +101,7 @@ class PushStressMountTest : public ::testing::Test {
     std::vector<pid_t> pids;
     for (int i = 0; i < readers; ++i) {
       const std::string& folder = folders_[static_cast<size_t>(i) % folders_.size()];
-      pid_t pid = SpawnDiff(Src() + "/" + folder, Mnt() + "/" + folder);
+      pid_t pid = SpawnReader(i, Src() + "/" + folder, Mnt() + "/" + folder);
       ASSERT_GT(pid, 0);
       pids.push_back(pid);
     }
@@ -126,7 +139,13 @@ class PushStressMountTest : public ::testing::Test {
     if (left == 0) {
       const nlohmann::json stats = StatsJson(Mnt());
       if (stats.contains("readahead")) {
-        pushed_files_ += stats["readahead"]["pushed"]["files"].get<uint64_t>();
+        const nlohmann::json& pushed = stats["readahead"]["pushed"];
+        pushed_files_ += pushed["files"].get<uint64_t>();
+        waited_ += pushed["waited"].get<uint64_t>() + pushed["wait_expired"].get<uint64_t>();
+        if (threads == 1) {
+          EXPECT_EQ(pushed["waited"].get<uint64_t>() + pushed["wait_expired"].get<uint64_t>(), 0u)
+              << "the only request thread waited for a push";
+        }
       }
       EXPECT_EQ(mount.StopWith(SIGTERM), 0);
     }
@@ -135,11 +154,13 @@ class PushStressMountTest : public ::testing::Test {
   static TempDir* tmp_;
   static std::vector<std::string> folders_;
   static uint64_t pushed_files_;  // over every case: the push path was taken
+  static uint64_t waited_;        // over every case: opens that waited for their push
 };
 
 TempDir* PushStressMountTest::tmp_ = nullptr;
 std::vector<std::string> PushStressMountTest::folders_;
 uint64_t PushStressMountTest::pushed_files_ = 0;
+uint64_t PushStressMountTest::waited_ = 0;
 
 TEST_F(PushStressMountTest, FewThreadsManyReadersNeverHangAndReadExactBytes) {
   ASSERT_EQ(folders_.size(), static_cast<size_t>(kClasses));
@@ -150,6 +171,7 @@ TEST_F(PushStressMountTest, FewThreadsManyReadersNeverHangAndReadExactBytes) {
     }
   }
   EXPECT_GT(pushed_files_, 0u) << "no file was pushed: the test did not exercise the push";
+  EXPECT_GT(waited_, 0u) << "no open waited for its push: the ioctl path was not exercised";
 }
 
 }  // namespace

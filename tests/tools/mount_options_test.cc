@@ -40,6 +40,17 @@ TEST(MountOptionsTest, DefaultsWithNoOptions) {
   EXPECT_EQ(parsed->fs.direct_reads, defaults.fs.direct_reads);
 }
 
+TEST(MountOptionsTest, HintOwnerKeepsTheHintFileTheMountingUsersAlone) {
+  auto owner = ParseMountOptions(WithOptions({"allow_other,hint=owner"}));
+  ASSERT_TRUE(owner.ok()) << owner.status().ToString();
+  EXPECT_TRUE(owner->hint);
+  EXPECT_TRUE(owner->hint_owner_only);
+  auto later = ParseMountOptions(WithOptions({"hint=owner", "hint=on"}));
+  ASSERT_TRUE(later.ok());
+  EXPECT_FALSE(later->hint_owner_only) << "the last hint= wins";
+  EXPECT_FALSE(ParseMountOptions(WithOptions({"hint=owners"})).ok());
+}
+
 TEST(MountOptionsTest, OnOffValues) {
   auto on = ParseMountOptions(
       WithOptions({"readahead=on,hint=on,direct=on,push=on,hold_once=on", "lock_index=on"}));
@@ -55,6 +66,7 @@ TEST(MountOptionsTest, OnOffValues) {
   ASSERT_TRUE(off.ok()) << off.status().ToString();
   EXPECT_FALSE(off->fs.readahead);
   EXPECT_FALSE(off->hint);
+  EXPECT_FALSE(off->hint_owner_only);
   EXPECT_FALSE(off->fs.direct_reads);
   EXPECT_FALSE(off->push);
   EXPECT_EQ(off->hold_once, false);

@@ -155,7 +155,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
                    " memcached server(s)";
   }
   opts.fs.mountpoint = opts.mount.mountpoint;
-  opts.fs.hint_open_to_all_only = ServesOtherUsers(opts);
+  opts.fs.hint_open_to_all_only = ServesOtherUsers(opts) && !opts.hint_owner_only;
   // A test hook: a slow origin (tests/integration/reader_mount_test.cc), in microseconds per
   // shard read. Not an option: nobody wants it but a test or a demonstration.
   std::unique_ptr<fs::OriginIo> io;
@@ -180,7 +180,7 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::LinePipe> hint;
   if (opts.hint) {
-    const bool shared = ServesOtherUsers(opts);
+    const bool shared = opts.fs.hint_open_to_all_only;
     auto channel = fs::LinePipe::Open(
         fs::LinePipe::DefaultParentDir(), "hint", shared ? 0666 : 0600,
         {[&] { filesystem.BeginHint(); },

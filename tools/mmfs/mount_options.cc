@@ -130,7 +130,13 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
   } else if (key == "readahead") {
     MMFS_ASSIGN_OR_RETURN(out->fs.readahead, OnOff(item));
   } else if (key == "hint") {
-    MMFS_ASSIGN_OR_RETURN(out->hint, OnOff(item));
+    if (item.value == "owner") {
+      out->hint = true;
+      out->hint_owner_only = true;
+    } else {
+      MMFS_ASSIGN_OR_RETURN(out->hint, OnOff(item));
+      out->hint_owner_only = false;
+    }
   } else if (key == "direct") {
     MMFS_ASSIGN_OR_RETURN(out->fs.direct_reads, OnOff(item));
   } else if (key == "lock_index") {

@@ -38,6 +38,10 @@ struct ParsedMountOptions {
   fs::ReaddirPlus readdirplus = fs::ReaddirPlus::kOff;
   bool nonempty = false;
   bool hint = true;
+  // -o hint=owner: the hint file is the mounting user's alone (0600) even with allow_other, and
+  // every line counts; by default a shared mount's hint file takes lines from anyone but counts
+  // only files every user may read (FilesystemOptions::hint_open_to_all_only).
+  bool hint_owner_only = false;
   bool push = true;
   // -o hold_once: files the RAM tier holds leave the page cache; nullopt: on with --memory only
   // (with memory to spare the kernel's copy makes warm reads free).
