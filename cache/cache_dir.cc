@@ -2,18 +2,27 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
 
 namespace mmfs::cache {
 
 namespace {
 
 constexpr char kPlanted[] = "; refusing it (another user may have planted it)";
+// Links followed on the way to the cache directory before giving up (as the kernel's ELOOP).
+constexpr int kMaxLinks = 16;
 
 std::string UserName(uid_t uid) {
   std::string s = "uid " + std::to_string(uid);
@@ -24,6 +33,10 @@ std::string UserName(uid_t uid) {
     s += std::string(" (") + found->pw_name + ")";
   }
   return s;
+}
+
+std::string Trusted() {
+  return ::geteuid() == 0 ? std::string("root") : "root or " + UserName(::geteuid());
 }
 
 // The open directory must be owned by the daemon's user; ours, it is made 0700 if more open.
@@ -48,44 +61,125 @@ Status Tighten(int fd, const std::string& shown) {
   return Status::Ok();
 }
 
+// A directory on the way to the cache (the one given included) must belong to root or to the
+// daemon's user, and nobody else may rename what it holds: not writable by group or others
+// unless sticky. Otherwise another user could swap a level after it was checked.
+Status CheckPathDir(int fd, const std::string& shown, bool last) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "stat " + shown);
+  std::string what = last ? "cache directory " + shown : shown + " (on the cache directory's path)";
+  if (!S_ISDIR(st.st_mode)) return Status::NotADirectory(what + " is not a directory");
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+    return Status::InvalidArgument(what + " is owned by " + UserName(st.st_uid) + ", not by " +
+                                   Trusted() + " that runs mmfs" + kPlanted);
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
+    return Status::InvalidArgument(
+        what + " is writable by " + ((st.st_mode & S_IWOTH) != 0 ? "every user" : "its group") +
+        " without the sticky bit; refusing it (another user could swap what it holds; "
+        "chmod go-w or +t it, or choose another --cache-dir)");
+  }
+  return Status::Ok();
+}
+
+// "/a/b/c" -> {"a", "b", "c"}; the path is absolute and lexically normal.
+std::vector<std::string> Components(const std::filesystem::path& p) {
+  std::vector<std::string> out;
+  for (const auto& part : p.relative_path()) {
+    std::string s = part.string();
+    if (!s.empty() && s != ".") out.push_back(s);
+  }
+  return out;
+}
+
+// One walk from "/" to `path`: every level opened with O_NOFOLLOW from the level above and
+// checked on its descriptor. A link (at any level) is followed only when it belongs to root or
+// the daemon's user and sits in a directory that passed the checks (nobody else could have put
+// it there); the walk then starts over on its target. Sets `restart` to that new path.
+Result<UniqueFd> WalkOnce(const std::filesystem::path& path, const std::string& given,
+                          std::filesystem::path* restart) {
+  int raw = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (raw < 0) return Status::FromErrno(errno, "open /");
+  UniqueFd cur(raw);
+  MMFS_RETURN_IF_ERROR(CheckPathDir(cur.get(), "/", false));
+  std::vector<std::string> parts = Components(path);
+  if (parts.empty()) return Status::InvalidArgument("cache directory " + given + " is /");
+  std::filesystem::path here = "/";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& name = parts[i];
+    bool last = i + 1 == parts.size();
+    std::filesystem::path next = here / name;
+    std::string shown = next.string();
+    struct stat lst;
+    if (::fstatat(cur.get(), name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) return Status::FromErrno(errno, "cache directory " + shown);
+      // Parents the operator asked for are ordinary directories; the cache itself is ours alone.
+      if (::mkdirat(cur.get(), name.c_str(), last ? 0700 : 0755) != 0 && errno != EEXIST) {
+        return Status::FromErrno(errno, "cannot create " + shown);
+      }
+      if (::fstatat(cur.get(), name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+        return Status::FromErrno(errno, "cache directory " + shown);
+      }
+    }
+    if (S_ISLNK(lst.st_mode)) {
+      if (lst.st_uid != 0 && lst.st_uid != ::geteuid()) {
+        return Status::InvalidArgument((last ? "cache directory " : "") + shown +
+                                       " is a symbolic link owned by " + UserName(lst.st_uid) +
+                                       kPlanted);
+      }
+      char target[PATH_MAX];
+      ssize_t n = ::readlinkat(cur.get(), name.c_str(), target, sizeof target - 1);
+      if (n < 0) return Status::FromErrno(errno, "readlink " + shown);
+      target[n] = '\0';
+      std::filesystem::path t(target);
+      std::filesystem::path rest = t.is_absolute() ? t : here / t;
+      for (size_t j = i + 1; j < parts.size(); ++j) rest /= parts[j];
+      *restart = rest.lexically_normal();
+      return UniqueFd();
+    }
+    if (!S_ISDIR(lst.st_mode)) {
+      return Status::NotADirectory((last ? "cache directory " : "") + shown +
+                                   " is not a directory");
+    }
+    // The cache directory is read (listed, statvfs); its parents need only be searchable.
+    raw = ::openat(cur.get(), name.c_str(),
+                   (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (raw < 0) {
+      if (errno == ELOOP || errno == ENOTDIR) {
+        return Status::InvalidArgument(shown + " changed while being opened" + kPlanted);
+      }
+      return Status::FromErrno(errno, "cannot open " + shown);
+    }
+    cur = UniqueFd(raw);
+    MMFS_RETURN_IF_ERROR(CheckPathDir(cur.get(), shown, last));
+    here = next;
+  }
+  restart->clear();
+  return cur;
+}
+
 }  // namespace
 
 Result<UniqueFd> OpenCacheRootDir(const std::string& dir) {
   if (dir.empty()) return Status::InvalidArgument("empty cache directory");
-  struct stat lst;
-  if (::lstat(dir.c_str(), &lst) != 0) {
-    if (errno != ENOENT) return Status::FromErrno(errno, "cache directory " + dir);
+  std::filesystem::path path(dir);
+  if (path.is_relative()) {
     std::error_code ec;
-    std::filesystem::path parent = std::filesystem::path(dir).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (ec) return Status::IoError("cannot create " + parent.string() + ": " + ec.message());
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      return Status::FromErrno(errno, "cannot create the cache directory " + dir);
-    }
-    if (::lstat(dir.c_str(), &lst) != 0) return Status::FromErrno(errno, "cache directory " + dir);
+    std::filesystem::path cwd = std::filesystem::current_path(ec);
+    if (ec) return Status::IoError("cache directory " + dir + ": no working directory: " + ec.message());
+    path = cwd / path;
   }
-  if (S_ISLNK(lst.st_mode) && lst.st_uid != ::geteuid() && lst.st_uid != 0) {
-    return Status::InvalidArgument("cache directory " + dir + " is a symbolic link owned by " +
-                                   UserName(lst.st_uid) + kPlanted);
+  // Lexical ".." is what the kernel would do too: no level of the walk may be a link we do not
+  // follow ourselves, and a followed link restarts the walk on its normalised target.
+  path = path.lexically_normal();
+  for (int hops = 0; hops <= kMaxLinks; ++hops) {
+    std::filesystem::path restart;
+    MMFS_ASSIGN_OR_RETURN(UniqueFd fd, WalkOnce(path, dir, &restart));
+    if (restart.empty()) return fd;
+    path = restart;
   }
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "cannot open the cache directory " + dir);
-  UniqueFd owned(fd);
-  // Root's directory is fine too (/tmp for a user): the levels below are checked one by one, and
-  // in a sticky or closed directory nobody else can move them. Root's world-writable directory
-  // without the sticky bit lets anyone swap what lies in it.
-  struct stat st;
-  if (::fstat(owned.get(), &st) != 0) return Status::FromErrno(errno, "stat " + dir);
-  if (st.st_uid == 0 && st.st_uid != ::geteuid() && S_ISDIR(st.st_mode)) {
-    if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
-      return Status::InvalidArgument("cache directory " + dir +
-                                     " is writable by every user without the sticky bit; "
-                                     "refusing it (another user could swap what it holds)");
-    }
-    return owned;
-  }
-  MMFS_RETURN_IF_ERROR(CheckOwnDir(owned.get(), dir));
-  return owned;
+  return Status::InvalidArgument("cache directory " + dir + ": more than " +
+                                 std::to_string(kMaxLinks) + " symbolic links on its path");
 }
 
 Result<UniqueFd> OpenOwnSubdir(int parent_fd, const std::string& name, const std::string& shown) {
@@ -113,6 +207,42 @@ Result<UniqueFd> OpenOwnSubdir(int parent_fd, const std::string& name, const std
   MMFS_RETURN_IF_ERROR(CheckOwnDir(owned.get(), shown));
   MMFS_RETURN_IF_ERROR(Tighten(owned.get(), shown));
   return owned;
+}
+
+namespace {
+
+// The pid holding a flock on the file (device, inode), from /proc/locks; 0 if not found.
+long LockHolder(const struct stat& st) {
+  std::ifstream in("/proc/locks");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a blocked waiter has "->" after "1:")
+    std::istringstream fields(line);
+    std::string id, kind, mode, access, where;
+    long pid = 0;
+    if (!(fields >> id >> kind) || kind == "->" || kind != "FLOCK") continue;
+    if (!(fields >> mode >> access >> pid >> where)) continue;
+    unsigned maj = 0, min = 0;
+    unsigned long long ino = 0;
+    if (std::sscanf(where.c_str(), "%x:%x:%llu", &maj, &min, &ino) != 3) continue;
+    if (ino == st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev)) return pid;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status LockCacheDir(int fd, const std::string& shown) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return Status::Ok();
+  if (errno != EWOULDBLOCK) return Status::FromErrno(errno, "cannot lock the cache directory " + shown);
+  std::string who = "another mmfs mount";
+  struct stat st;
+  if (::fstat(fd, &st) == 0) {
+    long pid = LockHolder(st);
+    if (pid > 0) who += " (pid " + std::to_string(pid) + ")";
+  }
+  return Status::InvalidArgument("the SSD cache " + shown + " is in use by " + who +
+                                 " of the same dataset; give this mount its own --cache-dir");
 }
 
 }  // namespace mmfs::cache

@@ -55,6 +55,9 @@ Result<std::unique_ptr<SsdTier>> SsdTier::Open(const SsdTierOptions& options) {
   std::string layout = options.dir + "/" + kLayoutDir;
   MMFS_ASSIGN_OR_RETURN(UniqueFd mid, OpenOwnSubdir(top.get(), kLayoutDir, layout));
   MMFS_ASSIGN_OR_RETURN(tier->dir_fd_, OpenOwnSubdir(mid.get(), options.name_space, tier->root_));
+  // Held until the tier closes: Scan deletes leftover KEY.tmp files and evicts beyond the budget,
+  // which must never hit the files of another mount still writing there.
+  MMFS_RETURN_IF_ERROR(LockCacheDir(tier->dir_fd_.get(), tier->root_));
   MMFS_RETURN_IF_ERROR(tier->Scan());
   tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
   return tier;

@@ -15,6 +15,8 @@
 // following links and must belong to the daemon's user (cache_dir.h); folders are 0700, entries
 // 0600, and all I/O is relative to the held descriptor of NAMESPACE. The tier deletes only names
 // of its own scheme (KEY, KEY.tmp) in folders it verified; anything else is left and logged.
+// The tier holds an exclusive flock on NAMESPACE while open: a second mount of the same dataset
+// on the same directory fails to open it rather than delete the first one's files.
 //
 // A budget of 0 means the default: half of what the disk could give the tier, counting the
 // bytes its own entries already hold as available (a remount keeps a warmed cache), at most 1 TiB.

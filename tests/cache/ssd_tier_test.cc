@@ -2,11 +2,9 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <grp.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -244,36 +242,6 @@ TEST_F(SsdTierTest, DirectoryOfAnotherUserIsRefused) {
         << t.status().ToString();
     EXPECT_EQ(testing::ReadFile(tmp_ / level + "/theirs"), "keep");
   }
-}
-
-// A user may give root's sticky /tmp-like directory (their folders below are checked); root's
-// world-writable directory without the sticky bit is refused.
-TEST_F(SsdTierTest, UserMayUseRootsStickyDirectory) {
-  if (::geteuid() != 0) GTEST_SKIP() << "acting as nobody needs root";
-  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);
-  std::string sticky = tmp_ / "sticky", open_dir = tmp_ / "open";
-  std::filesystem::create_directories(sticky);
-  std::filesystem::create_directories(open_dir);
-  ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
-  ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
-  // In a child as nobody: 0 if the tier opened, 1 if refused with the expected reason.
-  auto as_nobody = [&](const std::string& dir) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
-      auto t = TryOpen(dir);
-      if (t.ok()) ::_exit(0);
-      ::_exit(t.status().message().find("without the sticky bit") != std::string::npos ? 1 : 2);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  };
-  EXPECT_EQ(as_nobody(sticky), 0);
-  struct stat st;
-  ASSERT_EQ(::stat((sticky + "/mmfs-cache-v1/ds-test").c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, 65534u);
-  EXPECT_EQ(as_nobody(open_dir), 1);
 }
 
 TEST_F(SsdTierTest, ForeignFilesInOurFoldersAreLeftAlone) {

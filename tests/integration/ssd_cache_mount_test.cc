@@ -1,6 +1,7 @@
 // The SSD tier through a real mount, where the cache directory is shared or small: a link planted
 // by another user is refused, warm-up reports what the tier really kept on a small disk and why
-// the rest was not stored, and a remount with the default budget keeps a warmed cache.
+// the rest was not stored, a remount with the default budget keeps a warmed cache, and a second
+// mount of the dataset on the same directory is refused.
 
 #include <fcntl.h>
 #include <grp.h>
@@ -25,15 +26,25 @@ namespace {
 namespace fsys = std::filesystem;
 
 // Runs `act` in a child process as user and group 65534 (nobody); true if it returned true.
+// `act` must make plain system calls only (the child of a threaded process may not allocate).
+// The child gets 30 s and is killed after that.
 bool AsNobody(const std::function<bool()>& act) {
   pid_t pid = ::fork();
   if (pid == 0) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
     ::_exit(act() ? 0 : 1);
   }
+  if (pid < 0) return false;
   int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  pid_t done = 0;
+  bool finished = WaitFor([&] { return (done = ::waitpid(pid, &status, WNOHANG)) != 0; }, 30);
+  if (!finished) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    ADD_FAILURE() << "the child acting as nobody did not finish in 30 s";
+    return false;
+  }
+  return done == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 class SsdCacheMountTest : public ::testing::Test {
@@ -59,10 +70,15 @@ class SsdCacheMountTest : public ::testing::Test {
       ADD_FAILURE() << "mount left behind";
       ForceCleanup(mnt());
     }
+    if (IsMountPoint(mnt2())) {
+      ADD_FAILURE() << "second mount left behind";
+      ForceCleanup(mnt2());
+    }
     if (IsMountPoint(tmp_ / "ssd")) ::umount2((tmp_ / "ssd").c_str(), MNT_DETACH);
   }
   std::string dst() const { return tmp_ / "ds.mmfs"; }
   std::string mnt() const { return tmp_ / "mnt"; }
+  std::string mnt2() const { return tmp_ / "mnt2"; }
   void MountSmallDisk(uint64_t bytes) {
     fsys::create_directories(tmp_ / "ssd");
     std::string opt = "size=" + std::to_string(bytes);
@@ -195,6 +211,27 @@ TEST_F(SsdCacheMountTest, WarmupNamesADeletedCacheDirectory) {
   EXPECT_NE(stats.output.find("ssd tier stopped admitting: the cache directory "), std::string::npos)
       << stats.output;
   EXPECT_EQ(m.StopWith(SIGTERM), 0);
+}
+
+// Two mounts of one dataset on one cache directory would delete each other's half-written files
+// and evict each other's entries: the second mount fails, naming the first, and the first keeps
+// serving.
+TEST_F(SsdCacheMountTest, SecondMountOfTheDatasetOnTheSameCacheDirIsRefused) {
+  ForegroundMount m(dst(), mnt(), {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"});
+  ASSERT_TRUE(m.mounted());
+  fsys::create_directories(mnt2());
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), mnt2(), "--cache-dir", tmp_ / "ssd"}, 60);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("is in use by another mmfs mount (pid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("give this mount its own --cache-dir"), std::string::npos) << r.output;
+  EXPECT_FALSE(IsMountPoint(mnt2()));
+  auto warm = RunCommand({MmfsBinary(), "warmup", mnt()}, 300);
+  EXPECT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  // Once the first is gone, the directory is free again.
+  ForegroundMount again(dst(), mnt2(), {"--ram-cache", "1M", "--cache-dir", tmp_ / "ssd"});
+  EXPECT_TRUE(again.mounted());
+  EXPECT_EQ(again.StopWith(SIGTERM), 0);
 }
 
 }  // namespace
