@@ -84,8 +84,8 @@ Result<uint64_t> Size(const Item& item, uint64_t lo, uint64_t hi) {
   for (size_t k = i; k < text.size(); ++k) {
     unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
   }
-  static const char* const kUnits[] = {"",   "b",  "k",   "kb", "kib", "m",  "mb",
-                                       "mib", "g", "gb", "gib", "t",  "tb", "tib"};
+  static const char* const kUnits[] = {"",    "b", "k",  "kb",  "kib", "m",  "mb",
+                                       "mib", "g", "gb", "gib", "t",   "tb", "tib"};
   bool known = false;
   for (const char* u : kUnits) known = known || unit == u;
   if (!known) return Bad(item, "unknown unit (use K, M, G or T)");
