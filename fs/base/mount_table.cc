@@ -1,5 +1,6 @@
 #include "fs/base/mount_table.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -70,6 +71,9 @@ std::vector<MountEntry> ReadMountTable(const std::string& path) {
     head >> id >> parent >> e.device >> e.root >> e.mount_point >> e.mount_options;
     size_t sep = line.find(" - ");
     if (e.mount_point.empty() || sep == std::string::npos) continue;
+    char* end = nullptr;
+    const long long mount_id = std::strtoll(id.c_str(), &end, 10);
+    if (!id.empty() && *end == '\0' && mount_id >= 0) e.mount_id = mount_id;
     std::istringstream tail(line.substr(sep + 3));
     tail >> e.fs_type >> e.source >> e.super_options;
     e.root = UnescapeMountField(e.root);

@@ -7,6 +7,7 @@
 // Thread-safety: free functions over a fresh read of the file; safe from any thread.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 namespace mmfs {
 
 struct MountEntry {
+  int64_t mount_id = -1;      // the table's first field; statx(STATX_MNT_ID) gives the same
   std::string device;         // "MAJ:MIN"
   std::string root;           // the part of the filesystem mounted there ("/" for all of it)
   std::string mount_point;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <spdlog/spdlog.h>
 #include <string>
 #include <thread>
@@ -74,18 +75,23 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
                            "installed?)");
   }
   server->mounted_ = true;
-  // Known only now that the mount exists; used when the loop (Serve) answers INIT.
-  if (auto mount = FindMount(fuse_at)) {
-    if (!HasMountOption(mount->mount_options, "nosuid") ||
-        !HasMountOption(mount->mount_options, "nodev")) {
-      // Unmounted by the destructor, before any request is answered.
-      return Status::IoError("the mount at " + fuse_at + " came up with flags '" +
-                             mount->mount_options + "', without nosuid,nodev; refusing to "
-                             "serve it");
-    }
-    config->read_ahead_kb = options.read_ahead_kb;
-    config->read_ahead_sysfs_path = "/sys/class/bdi/" + mount->device + "/read_ahead_kb";
+  // Known only now that the mount exists; used when the loop (Serve) answers INIT. A mount that
+  // cannot be found cannot be shown to be nosuid,nodev, so it is not served either.
+  // Unmounted by the destructor, before any request is answered.
+  std::optional<MountEntry> mount = FindMount(fuse_at);
+  if (!mount) {
+    return Status::IoError("the mount at " + fuse_at + " is not in the mount table under that "
+                           "name (a symlink in the path?), so its nosuid,nodev flags cannot be "
+                           "checked; refusing to serve it");
   }
+  if (!HasMountOption(mount->mount_options, "nosuid") ||
+      !HasMountOption(mount->mount_options, "nodev")) {
+    return Status::IoError("the mount at " + fuse_at + " came up with flags '" +
+                           mount->mount_options + "', without nosuid,nodev; refusing to "
+                           "serve it");
+  }
+  config->read_ahead_kb = options.read_ahead_kb;
+  config->read_ahead_sysfs_path = "/sys/class/bdi/" + mount->device + "/read_ahead_kb";
   return server;
 }
 

@@ -15,10 +15,20 @@
 // Ownership: nothing is kept; the call forks and reaps the helper itself.
 // Thread-safety: safe from any thread; everything the helper's child needs (argv, the pipe) is
 // prepared before fork, so the child only calls async-signal-safe functions.
+//
+// HoldMountPoint / DetachHeldMount: the same unmount for `mmfs umount`, which first checks what is
+// mounted at a path the user gave. Checking one path and unmounting it by name again would let
+// whoever owns a directory on that path swap it for a symlink in between and have root unmount
+// something else (fusermount's CVE-2010-3879); UMOUNT_NOFOLLOW guards only the last name. So the
+// parent directory is opened once, and its mount-table name, the mount ID check and umount2 all
+// go through that descriptor. A mount point cannot be renamed or removed while mounted, so what
+// was verified under the held directory is what umount2 takes away.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "fs/base/file_util.h"
 #include "fs/base/status.h"
 
 namespace mmfs::fs {
@@ -35,5 +45,31 @@ struct DetachOptions {
 // Detaches the mount at `mountpoint`. On failure the Status says which step failed; an umount2
 // failure keeps its errno (sys_errno()), e.g. EBUSY for a busy mount without `lazy`.
 Status DetachMount(const std::string& mountpoint, const DetachOptions& options = {});
+
+// A mount point held by its parent directory. Owns `dir`; movable, not copyable.
+struct HeldMountPoint {
+  UniqueFd dir;            // O_PATH of the parent directory, opened once
+  std::string name;        // the last name, only ever looked up in `dir` ("." for "/")
+  std::string table_path;  // the mount table's name for it: `dir`'s own path + "/" + name
+};
+
+// Opens the parent of `path` (made absolute, trailing slashes dropped; `.`, `..` or a symlink as
+// the last name are resolved first, as umount(8) does, since they do not name a mount point
+// themselves). The last name is otherwise left alone: resolving it would ask the mount, which
+// answers ENOTCONN once its daemon died. Fails with the errno of the open (ENOENT: the directory
+// is missing).
+Result<HeldMountPoint> HoldMountPoint(const std::string& path);
+
+// The ID of the mount at `held` (the mount table's first field), from statx without asking the
+// filesystem: a FUSE mount whose daemon hangs or died must not hang the caller.
+Result<int64_t> HeldMountId(const HeldMountPoint& held);
+
+// Unmounts what is at `held` if its mount ID is `expected_mount_id` (the table entry the caller
+// checked); otherwise fails with nothing unmounted. umount2 gets the held directory's name with
+// UMOUNT_NOFOLLOW; on EPERM (and `fuse_helper`), fusermount3 -u gets `table_path` and makes its
+// own check. `nofollow` is implied. Changes the working directory during the call and restores
+// it: for single-threaded callers (the command line), not the daemon.
+Status DetachHeldMount(const HeldMountPoint& held, int64_t expected_mount_id,
+                       const DetachOptions& options);
 
 }  // namespace mmfs::fs

@@ -100,6 +100,8 @@ TEST(MountTableTest, UnescapesPathsAndFindsTheVisibleMount) {
   auto stacked = FindMount("/mnt/stack", table);
   ASSERT_TRUE(stacked.has_value());
   EXPECT_EQ(stacked->fs_type, "overlay");
+  EXPECT_EQ(stacked->mount_id, 42);  // what `mmfs umount` compares with statx's mount ID
+  EXPECT_EQ(spaced->mount_id, 40);
   EXPECT_EQ(stacked->super_options, "ro,lowerdir=/run/x y/fuse:/e");
   EXPECT_FALSE(FindMount("/mnt", table).has_value());
   EXPECT_EQ(UnescapeMountField("a\\011b\\012c\\9zz\\"), "a\tb\nc\\9zz\\");

@@ -210,6 +210,22 @@ TEST_F(CliSafetyTest, SuidAndDevAreRefusedAndEveryMountIsNosuidNodev) {
   }
 }
 
+// The mount table names a mount by its resolved path; under another name (a symlinked directory
+// on the path) the daemon cannot find it to check nosuid,nodev. That check once passed silently
+// when it found nothing (a later check refused the mount without saying why); now it refuses.
+TEST_F(CliSafetyTest, MountTheDaemonCannotFindInTheTableIsNotServed) {
+  const std::string link = tmp_ / "link";
+  std::filesystem::create_directory_symlink(tmp_.path(), link);
+  auto r = RunCommand({MmfsBinary(), "mount", dst(), link + "/mnt"}, 60);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the mount at " + link + "/mnt is not in the mount table under that "
+                          "name (a symlink in the path?), so its nosuid,nodev flags cannot be "
+                          "checked; refusing to serve it"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt()) && FindDaemons(mnt()).empty(); }, 20));
+}
+
 // Bad values reach the binary's one parser from both spellings and are refused before any fork,
 // naming the option; nothing is mounted.
 TEST_F(CliSafetyTest, BadOptionValuesAreRefusedNamingTheOption) {
@@ -223,6 +239,9 @@ TEST_F(CliSafetyTest, BadOptionValuesAreRefusedNamingTheOption) {
       {{"--ram-cache", ""}, "--ram-cache '': needs a value"},
       // libfuse ended the session as the kernel connected: "Connection refused".
       {{"-o", "max_read=1"}, "-o max_read=1: not supported"},
+      // They would override subtype=mmfs, and `mmfs umount` would then refuse the mount.
+      {{"-o", "subtype=other"}, "-o subtype=other: not allowed; mmfs sets the subtype"},
+      {{"-o", "fsname=x"}, "-o fsname=x: not allowed; mmfs sets the fsname"},
   };
   for (const auto& [extra, message] : cases) {
     auto r = Mount(extra);

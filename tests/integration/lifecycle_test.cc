@@ -255,6 +255,14 @@ TEST_F(LifecycleTest, AnUnprivilegedUserMountsWhereFuseAllowsIt) {
   EXPECT_EQ(umount.exit_code, 0) << umount.output;
   EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt) && FindDaemons(mnt).empty(); }, 20));
   if (IsMountPoint(mnt)) ForceCleanup(mnt);
+  // Root unmounts the user's mount too, though FUSE lets root see nothing inside it without
+  // allow_other: `mmfs umount` verifies the mount's ID without asking the mount anything.
+  mount = as_nobody({MmfsBinary(), "mount", dir + "/data.mmfs", mnt});
+  ASSERT_EQ(mount.exit_code, 0) << mount.output;
+  auto by_root = RunCommand({MmfsBinary(), "umount", mnt});
+  EXPECT_EQ(by_root.exit_code, 0) << by_root.output;
+  EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt) && FindDaemons(mnt).empty(); }, 20));
+  if (IsMountPoint(mnt)) ForceCleanup(mnt);
 }
 
 TEST_F(LifecycleTest, SigintUnmountsCleanly) {

@@ -201,7 +201,7 @@ TEST(MountOptionsTest, NumbersAreReadWholeAndRangeChecked) {
 }
 
 TEST(MountOptionsTest, SizesAreReadWholeAndRangeChecked) {
-  const std::pair<const char*, const char*> cases[] = {
+  const std::pair<std::string, std::string> cases[] = {
       {"ram_cache=", "-o ram_cache=: needs a value (a size between 0 and 1024T)"},
       {"ram_cache=-1G", "-o ram_cache=-1G: not a size (expected e.g. 4096, 512M, 1.5G)"},
       {"ram_cache=1e9", "-o ram_cache=1e9: not a size (expected e.g. 4096, 512M, 1.5G)"},
@@ -211,6 +211,14 @@ TEST(MountOptionsTest, SizesAreReadWholeAndRangeChecked) {
       {"ram_cache=inf", "-o ram_cache=inf: not a size (expected e.g. 4096, 512M, 1.5G)"},
       {"ram_cache=1.", "-o ram_cache=1.: not a size (expected e.g. 4096, 512M, 1.5G)"},
       {"ram_cache=2000T", "-o ram_cache=2000T: must be between 0 and 1024T"},
+      // Too large for any unit is still a range error, not an unknown unit.
+      {"ram_cache=99999999999999999999999",
+       "-o ram_cache=99999999999999999999999: must be between 0 and 1024T"},
+      {"memory=99999999999999999999999G",
+       "-o memory=99999999999999999999999G: must be between 64M and 1024T"},
+      {"ram_cache=1" + std::string(400, '0'),
+       "-o ram_cache=1" + std::string(400, '0') + ": must be between 0 and 1024T"},
+      {"ram_cache=5Q", "-o ram_cache=5Q: unknown unit (use K, M, G or T)"},
       {"memory=10M", "-o memory=10M: must be between 64M and 1024T"},
       {"ssd_cache=0", "-o ssd_cache=0: must be between 1M and 1024T"},
       {"cache_dir=", "-o cache_dir=: needs a value (a directory)"},
@@ -258,6 +266,18 @@ TEST(MountOptionsTest, SuidAndDevAreRefusedNosuidNodevAccepted) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   // Not passed on: the server adds them itself, last (fuse_server.cc).
   EXPECT_EQ(parsed->mount.fuse_options, (std::vector<std::string>{"allow_other"}));
+}
+
+// Either would override the server's own (subtype=mmfs, fsname=mmfs:DATASET), and then
+// `mmfs umount` would not know the mount as an mmfs mount.
+TEST(MountOptionsTest, SubtypeAndFsnameAreRefused) {
+  EXPECT_EQ(ErrorOf(WithOptions({"allow_other,subtype=other"})),
+            "-o subtype=other: not allowed; mmfs sets the subtype (mmfs, so that 'mmfs umount' "
+            "knows its mounts) itself; drop it");
+  EXPECT_EQ(ErrorOf(WithOptions({"fsname=x"})),
+            "-o fsname=x: not allowed; mmfs sets the fsname (mmfs:DATASET) itself; drop it");
+  EXPECT_FALSE(ParseMountOptions(WithOptions({"subtype"})).ok());
+  EXPECT_FALSE(ParseMountOptions(WithOptions({"fsname="})).ok());
 }
 
 // libfuse ends the session when INIT does not repeat max_read; refused up front instead of

@@ -1,8 +1,10 @@
 // mmfs umount: unmounts an mmfs mount, and only that. The mount table says what is at the path
 // (a FUSE mount of subtype mmfs, or the overlayfs front of `mmfs mount --overlay`), and whose it
 // is; anything else is refused with what it is, before any unmount is tried, so that root typing
-// the wrong path cannot take away a tmpfs or a disk.
+// the wrong path cannot take away a tmpfs or a disk. The mount checked is the one unmounted: both
+// go through the parent directory opened once, and its mount ID (fs/fuse/unmount.h).
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,10 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <optional>
 #include <string>
-#include <system_error>
 
 #include "fs/base/mount_table.h"
 #include "fs/core/line_pipe.h"
@@ -24,34 +24,6 @@
 namespace mmfs::cli {
 
 namespace {
-
-// The path as the mount table lists it. Its directory is resolved (symlinks, `..`); its last
-// name is resolved only when it is a symlink (umount(8) follows one too): resolving the mount
-// point itself would ask the mount, which answers ENOTCONN once its daemon died.
-std::string MountTablePath(const std::string& given) {
-  std::error_code ec;
-  std::string path = std::filesystem::absolute(given, ec).string();
-  if (ec) path = given;
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  auto real = [](const std::string& p) -> std::optional<std::string> {
-    char* r = ::realpath(p.c_str(), nullptr);
-    if (r == nullptr) return std::nullopt;
-    std::string out = r;
-    std::free(r);
-    return out;
-  };
-  struct stat st;
-  const size_t slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if ((::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) || base == "." || base == ".." ||
-      base.empty()) {
-    return real(path).value_or(path);
-  }
-  const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
-  std::optional<std::string> real_dir = real(dir);
-  if (!real_dir) return path;
-  return (*real_dir == "/" ? "" : *real_dir) + "/" + base;
-}
 
 // "a tmpfs", "an ext4".
 std::string WithArticle(const std::string& word) {
@@ -95,19 +67,32 @@ std::string NotYours(const std::string& shown, const MountEntry& mount, bool ove
 
 int RunUmount(const UmountArgs& args) {
   const std::string& shown = args.mountpoint;
-  const std::string path = MountTablePath(args.mountpoint);
+  // The parent directory is opened once; the table lookup, the mount ID check and umount2 all go
+  // through it (fs/fuse/unmount.h), so a directory on the path swapped for a symlink meanwhile
+  // cannot make this unmount anything but the mount checked below.
+  Result<fs::HeldMountPoint> held = fs::HoldMountPoint(args.mountpoint);
+  if (!held.ok()) {
+    const int err = held.status().sys_errno();
+    PrintError("cannot unmount " + shown + ": " +
+               (err != 0 ? std::string(std::strerror(err)) : held.status().message()));
+    return 1;
+  }
   // A stale mount (its daemon killed) answers stat with ENOTCONN but is in the table: the table,
   // not stat or statfs, says what is mounted.
-  std::optional<MountEntry> mount = FindMount(path);
+  std::optional<MountEntry> mount = FindMount(held->table_path);
   if (!mount) {
     struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) {
+    if (::fstatat(held->dir.get(), held->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       PrintError("cannot unmount " + shown + ": " + std::strerror(errno));
     } else {
       PrintError(shown + " is not a mount point (nothing is mounted there)");
     }
     return 1;
   }
+  // What the type proves: that the mount was made as an mmfs one, so root's mistake (a wrong
+  // path, a tmpfs or a disk there) is refused. What it does not: that mmfs made it. Any user may
+  // mount their own FUSE program with `-o subtype=mmfs`, and root may then unmount it; root could
+  // have unmounted it anyway, and another user only unmounts their own (NotYours, fusermount3).
   const bool fuse = mount->fs_type == "fuse.mmfs";
   const bool overlay = fs::OverlayFront::IsFront(*mount);
   if (!fuse && !overlay) {
@@ -124,8 +109,8 @@ int RunUmount(const UmountArgs& args) {
   fs::DetachOptions detach;
   detach.lazy = args.lazy;
   detach.fuse_helper = fuse;  // fusermount3 unmounts FUSE mounts only
-  detach.nofollow = true;     // `path` is what was checked above
-  Status s = fs::DetachMount(path, detach);
+  // Only if the mount under the held directory is still the table entry checked above.
+  Status s = fs::DetachHeldMount(*held, mount->mount_id, detach);
   if (s.ok()) {
     if (overlay) {
       // An overlay made by a daemon that was killed: what it left under the run directory goes.

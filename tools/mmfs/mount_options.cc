@@ -78,9 +78,19 @@ Result<uint64_t> Size(const Item& item, uint64_t lo, uint64_t hi) {
     if (std::isalpha(static_cast<unsigned char>(text[k])) == 0) number = false;
   }
   if (!number) return Bad(item, "not a size (expected e.g. 4096, 512M, 1.5G)");
+  // The unit is checked on its own: with a known unit, ParseSize fails only on a number too
+  // large for it, which is the range error, not a unit's.
+  std::string unit;
+  for (size_t k = i; k < text.size(); ++k) {
+    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
+  }
+  static const char* const kUnits[] = {"",    "b", "k",  "kb",  "kib", "m",  "mb",
+                                       "mib", "g", "gb", "gib", "t",   "tb", "tib"};
+  bool known = false;
+  for (const char* u : kUnits) known = known || unit == u;
+  if (!known) return Bad(item, "unknown unit (use K, M, G or T)");
   auto bytes = ParseSize(text);
-  if (!bytes.ok()) return Bad(item, "unknown unit (use K, M, G or T)");
-  if (*bytes < lo || *bytes > hi) return Bad(item, "must be " + range);
+  if (!bytes.ok() || *bytes < lo || *bytes > hi) return Bad(item, "must be " + range);
   return *bytes;
 }
 
@@ -181,6 +191,15 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
                                    "; drop it");
   } else if (key == "nosuid" || key == "nodev") {
     MMFS_RETURN_IF_ERROR(NoValue(item));  // always so (fuse_server.cc)
+  } else if (key == "subtype" || key == "fsname") {
+    // The server sets both: subtype=mmfs is how `mmfs umount` (and anyone reading the mount
+    // table) tells an mmfs mount from another FUSE mount, and fsname names the dataset. Passed
+    // on, either would override it, and `mmfs umount` would refuse the daemon's own mount.
+    return Bad(item, std::string("not allowed; mmfs sets the ") +
+                         (key == "subtype" ? "subtype (mmfs, so that 'mmfs umount' knows its "
+                                             "mounts)"
+                                           : "fsname (mmfs:DATASET)") +
+                         " itself; drop it");
   } else if (key == "max_read") {
     // libfuse then wants INIT to agree on it, which the daemon does not do: the kernel
     // connects and the session ends at once. READ sizes follow read_ahead_kb instead.
