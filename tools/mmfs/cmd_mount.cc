@@ -44,6 +44,20 @@ std::string AbsolutePath(const std::string& path) {
   return out;
 }
 
+// The mount point as the mount table will name it: links in its parent resolved (the daemon
+// checks its flags there, and `mmfs umount` finds it there). Not the last component: a stale
+// mount there answers ENOTCONN to every look.
+std::string MountTableName(const std::string& path) {
+  const std::string abs = AbsolutePath(path);
+  const std::filesystem::path p(abs);
+  if (!p.has_parent_path() || p.parent_path() == p) return abs;
+  char* resolved = ::realpath(p.parent_path().c_str(), nullptr);
+  if (resolved == nullptr) return abs;  // CheckMountpoint names the problem
+  std::filesystem::path parent(resolved);
+  std::free(resolved);
+  return (parent / p.filename()).string();
+}
+
 // The memory budget: the limit (physical or the memory cgroup's), what the daemon needs
 // besides its RAM tier and what others under the same limit use now; the RAM tier and the
 // buffers are sized within it (fs/base/memory_budget.h). Without a readable limit, the old
@@ -250,7 +264,7 @@ int RunMount(const MountArgs& in) {
   if (args.debug) args.foreground = true;
   // The daemon changes directory to /; keep the paths it needs absolute.
   args.dataset = AbsolutePath(args.dataset);
-  args.mountpoint = AbsolutePath(args.mountpoint);
+  args.mountpoint = MountTableName(args.mountpoint);
 
   auto parsed = ParseMountOptions(args);
   if (!parsed.ok()) {
