@@ -13,8 +13,9 @@
 // images from the view's shards, under their own keys; everything else the originals). The hint
 // takes paths of any tree; its positions are (tree, entry) pairs.
 //
-// The push (fs/fuse/fuse_ops.cc calls Filesystem::Push right after a LOOKUP reply and at the
-// ioctl Python's open() sends): a prefetched file is claimed, stored into the kernel's page
+// The push (the FUSE layer queues one after a LOOKUP reply and at the ioctl Python's open()
+// sends, for files MayPush says are here, and its pushers, fs/fuse/page_pusher.h, call
+// Filesystem::Push): a prefetched file is claimed, stored into the kernel's page
 // cache by the front-end's `store`, and on success taken as a READ of the whole file would take
 // it. The claim keeps two pushes (or a push and a reader) from serving one copy twice.
 //

@@ -8,7 +8,8 @@
 // the page cache right after its LOOKUP reply (by the PagePusher's threads), so its READ never
 // comes.
 //
-// Thread-safety: callbacks run on libfuse's worker threads; they share only the Filesystem.
+// Thread-safety: callbacks run on libfuse's worker threads; they share the Filesystem and the
+// PagePusher (both thread-safe). PushPrefetched runs on the pushers' threads.
 #pragma once
 
 #define FUSE_USE_VERSION 312
