@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/integration/mount_helper.h"
+#include "tests/integration/one_sample_fixture.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -70,21 +71,11 @@ CommandResult AsNobody(std::vector<std::string> argv) {
   return RunCommand(full, 60);
 }
 
-class CliSafetyTest : public ::testing::Test {
+class CliSafetyTest : public OneSampleMountTest {
  protected:
   void SetUp() override {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (it mounts tmpfs and overlays)";
-    WriteFile(tmp_ / "src/train/a/1.jpg", MakeJpeg(16, 16));
-    WriteFile(tmp_ / "src/train/a/1.txt", "caption");
-    auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dst()});
-    ASSERT_EQ(pack.exit_code, 0) << pack.output;
-    std::filesystem::create_directories(mnt());
-  }
-  void TearDown() override {
-    if (IsMountPoint(mnt()) || !FindDaemons(mnt()).empty()) {
-      ADD_FAILURE() << "a mount or daemon was left behind at " << mnt();
-      ForceCleanup(mnt());
-    }
+    OneSampleMountTest::SetUp();
   }
   // Mounts in daemon mode; the caller unmounts (Unmount) or TearDown complains and cleans up.
   CommandResult Mount(std::vector<std::string> extra) {
@@ -98,9 +89,6 @@ class CliSafetyTest : public ::testing::Test {
     EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt()) && FindDaemons(mnt()).empty(); }, 20));
     if (IsMountPoint(mnt())) ForceCleanup(mnt());
   }
-  std::string dst() const { return tmp_ / "data.mmfs"; }
-  std::string mnt() const { return tmp_ / "mnt"; }
-  TempDir tmp_;
 };
 
 // Root's `mmfs umount` once removed a tmpfs (or anything) at the path it was given.

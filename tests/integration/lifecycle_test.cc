@@ -21,30 +21,15 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/integration/mount_helper.h"
+#include "tests/integration/one_sample_fixture.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
 namespace {
 
-class LifecycleTest : public ::testing::Test {
+class LifecycleTest : public OneSampleMountTest {
  protected:
-  void SetUp() override {
-    WriteFile(tmp_ / "src/train/a/1.jpg", MakeJpeg(16, 16));
-    WriteFile(tmp_ / "src/train/a/1.txt", "caption");
-    auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dst()});
-    ASSERT_EQ(pack.exit_code, 0) << pack.output;
-    std::filesystem::create_directories(mnt());
-  }
-  void TearDown() override {
-    if (IsMountPoint(mnt()) || !FindDaemons(mnt()).empty()) {
-      ADD_FAILURE() << "a mount or daemon was left behind at " << mnt();
-      ForceCleanup(mnt());
-    }
-  }
-  std::string dst() const { return tmp_ / "data.mmfs"; }
   std::string StaleOverlayMount();
-  std::string mnt() const { return tmp_ / "mnt"; }
-  TempDir tmp_;
 };
 
 TEST_F(LifecycleTest, RefusesSomethingThatIsNotADataset) {
