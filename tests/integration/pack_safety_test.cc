@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <signal.h>
+
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -17,6 +19,7 @@
 #include "fs/format/dataset.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
+#include "tests/integration/mount_helper.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -102,6 +105,35 @@ TEST_F(PackSafetyTest, VerifyReportsSetuidBitsAndDeviceTypesNamingThePath) {
   EXPECT_EQ(fifo.exit_code, 1) << fifo.output;
   EXPECT_NE(fifo.output.find("DAMAGED bin/tool: "), std::string::npos) << fifo.output;
   EXPECT_NE(fifo.output.find("is a FIFO"), std::string::npos) << fifo.output;
+}
+
+// Root mounts an index edited to make a copy of id(1) setuid root, for every user: the mount
+// serves it without the bit, and another user who runs it stays who they are (the mount is also
+// nosuid: either would do, both hold).
+TEST_F(PackSafetyTest, ASetuidModeInAnEditedIndexIsNeverServedNorHonoured) {
+  ASSERT_EQ(::geteuid(), 0u) << "root mounts, nobody reads";
+  WriteFile(src() + "/bin/id", ReadFile("/usr/bin/id"));
+  ASSERT_EQ(::chmod((src() + "/bin/id").c_str(), 0755), 0);
+  Pack();
+  SetMode("bin/id", format::kModeRegular | 04755);
+  const std::string mnt = tmp_ / "mnt";
+  std::filesystem::create_directories(mnt);
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);  // nobody must reach the mount point
+  ForegroundMount m(dst(), mnt, {"-o", "allow_other"});
+  ASSERT_TRUE(m.mounted());
+  const std::vector<std::string> as_nobody = {"setpriv", "--reuid=65534", "--regid=65534",
+                                              "--clear-groups"};
+  auto with = [&](std::vector<std::string> argv) {
+    argv.insert(argv.begin(), as_nobody.begin(), as_nobody.end());
+    return RunCommand(argv, 30);
+  };
+  auto mode = with({"stat", "-c", "%a", mnt + "/bin/id"});
+  EXPECT_EQ(mode.exit_code, 0) << mode.output;
+  EXPECT_EQ(mode.output, "755\n");
+  auto ran = with({mnt + "/bin/id", "-u"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_EQ(ran.output, "65534\n") << "a setuid program through the mount ran as root";
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
 }
 
 TEST_F(PackSafetyTest, VerifyEscapesControlCharactersInNames) {
