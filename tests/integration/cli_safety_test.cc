@@ -216,6 +216,17 @@ TEST_F(CliSafetyTest, AMountPointThroughASymlinkIsMountedAtItsRealPath) {
   EXPECT_EQ(u.exit_code, 0) << u.output;
   EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt()) && FindDaemons(mnt()).empty(); }, 20));
   if (IsMountPoint(mnt())) ForceCleanup(mnt());
+
+  // The mount point itself a link to the real one (/data -> /nvme/data).
+  const std::string point_link = tmp_ / "point";
+  std::filesystem::create_directory_symlink(mnt(), point_link);
+  auto r2 = RunCommand({MmfsBinary(), "mount", dst(), point_link}, 60);
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_TRUE(IsMountPoint(mnt()));
+  auto u2 = RunCommand({MmfsBinary(), "umount", mnt()}, 60);
+  EXPECT_EQ(u2.exit_code, 0) << u2.output;
+  EXPECT_TRUE(WaitFor([&] { return !IsMountPoint(mnt()) && FindDaemons(mnt()).empty(); }, 20));
+  if (IsMountPoint(mnt())) ForceCleanup(mnt());
 }
 
 // Bad values reach the binary's one parser from both spellings and are refused before any fork,

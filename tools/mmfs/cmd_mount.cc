@@ -44,11 +44,20 @@ std::string AbsolutePath(const std::string& path) {
   return out;
 }
 
-// The mount point as the mount table will name it: links in its parent resolved (the daemon
-// checks its flags there, and `mmfs umount` finds it there). Not the last component: a stale
-// mount there answers ENOTCONN to every look.
+// The mount point as the mount table will name it: links resolved (the daemon checks its flags
+// there, and `mmfs umount` finds it there). The last component only if it is a link itself: a
+// stale mount there answers ENOTCONN to every look but lstat's.
 std::string MountTableName(const std::string& path) {
   const std::string abs = AbsolutePath(path);
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (char* resolved = ::realpath(abs.c_str(), nullptr)) {
+      std::string out(resolved);
+      std::free(resolved);
+      return out;
+    }
+    return abs;  // a dangling link: CheckMountpoint names the problem
+  }
   const std::filesystem::path p(abs);
   if (!p.has_parent_path() || p.parent_path() == p) return abs;
   char* resolved = ::realpath(p.parent_path().c_str(), nullptr);
