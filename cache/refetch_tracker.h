@@ -1,5 +1,5 @@
 // RefetchTracker: counts origin re-reads, files fetched from the origin again before the bytes
-// of their previous fetch reached a reader (issue 19).
+// of their previous fetch reached a reader.
 //
 // Bytes the daemon fetched once should not be fetched again before they are used: a re-read
 // means a copy was lost on the way (a prefetched file pushed out of the buffer before its reader
