@@ -3,40 +3,57 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace mmfs {
 
-Result<uint64_t> ParseSize(std::string_view text) {
-  std::string s(text);
-  size_t pos = 0;
-  double value = 0;
-  try {
-    value = std::stod(s, &pos);
-  } catch (...) {
-    return Status::InvalidArgument("not a size: '" + s + "' (expected e.g. 4096, 64K, 1G)");
+Result<uint64_t> ParseSize(std::string_view text, SizeProblem* problem) {
+  const std::string s(text);
+  auto fail = [&](SizeProblem why, const std::string& message) -> Status {
+    if (problem != nullptr) *problem = why;
+    return Status::InvalidArgument(message);
+  };
+  if (problem != nullptr) *problem = SizeProblem::kNone;
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0) ++i;
+    return i > start;
+  };
+  bool number = digits();
+  if (number && i < s.size() && s[i] == '.') {
+    ++i;
+    number = digits();
   }
-  if (value < 0 || !std::isfinite(value)) {
-    return Status::InvalidArgument("not a size: '" + s + "'");
+  const size_t number_end = i;
+  std::string unit;
+  for (; number && i < s.size(); ++i) {
+    if (std::isalpha(static_cast<unsigned char>(s[i])) == 0) number = false;
+    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
   }
-  std::string suffix;
-  for (size_t i = pos; i < s.size(); ++i) suffix += static_cast<char>(std::tolower(s[i]));
+  if (!number) {
+    return fail(SizeProblem::kNotASize, "not a size: '" + s + "' (expected e.g. 4096, 64K, 1.5G)");
+  }
   double mult = 1;
-  if (suffix.empty() || suffix == "b") {
+  if (unit.empty() || unit == "b") {
     mult = 1;
-  } else if (suffix == "k" || suffix == "kb" || suffix == "kib") {
+  } else if (unit == "k" || unit == "kb" || unit == "kib") {
     mult = 1024.0;
-  } else if (suffix == "m" || suffix == "mb" || suffix == "mib") {
+  } else if (unit == "m" || unit == "mb" || unit == "mib") {
     mult = 1024.0 * 1024;
-  } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
+  } else if (unit == "g" || unit == "gb" || unit == "gib") {
     mult = 1024.0 * 1024 * 1024;
-  } else if (suffix == "t" || suffix == "tb" || suffix == "tib") {
+  } else if (unit == "t" || unit == "tb" || unit == "tib") {
     mult = 1024.0 * 1024 * 1024 * 1024;
   } else {
-    return Status::InvalidArgument("unknown size suffix in '" + s + "' (use K, M, G or T)");
+    return fail(SizeProblem::kUnknownUnit, "unknown size suffix in '" + s + "' (use K, M, G or T)");
   }
-  double bytes = value * mult;
-  if (bytes > 1.8e19) return Status::InvalidArgument("size too large: '" + s + "'");
+  // Digits and one point only: strtod reads exactly them (a huge one as infinity).
+  const double bytes = std::strtod(s.substr(0, number_end).c_str(), nullptr) * mult;
+  if (!std::isfinite(bytes) || bytes > 1.8e19) {
+    return fail(SizeProblem::kTooLarge, "size too large: '" + s + "'");
+  }
   return static_cast<uint64_t>(bytes);
 }
 

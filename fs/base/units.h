@@ -11,8 +11,13 @@
 
 namespace mmfs {
 
-// Parses "4096", "64K", "1.5G", "2GiB", "512MB" (binary multiples: K = 1024). Case-insensitive.
-Result<uint64_t> ParseSize(std::string_view text);
+// Why a size did not parse (the error's message says it in words too).
+enum class SizeProblem { kNone, kNotASize, kUnknownUnit, kTooLarge };
+
+// Parses "4096", "64K", "1.5G", "2GiB", "512MB" (binary multiples: K = 1024), case-insensitive:
+// digits, an optional fraction, an optional unit, and nothing else (no sign, space, exponent or
+// hex), so "5x" or " -1" is never read as a number. `problem`, if given, says which error.
+Result<uint64_t> ParseSize(std::string_view text, SizeProblem* problem = nullptr);
 
 // "0 B", "999 B", "1.0 KiB", "12.3 MiB", "1.50 GiB".
 std::string FormatBytes(uint64_t bytes);

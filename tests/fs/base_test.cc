@@ -54,6 +54,18 @@ TEST(UnitsTest, ParseSize) {
   EXPECT_FALSE(ParseSize("lots").ok());
   EXPECT_FALSE(ParseSize("12X").ok());
   EXPECT_FALSE(ParseSize("-1").ok());
+  // Parsed whole: no sign, space, exponent, hex or trailing junk.
+  SizeProblem problem = SizeProblem::kNone;
+  for (const char* bad : {" 5", "5 ", "+5", "1e3", "0x10", "5.", ".5", "", "inf", "5K5"}) {
+    EXPECT_FALSE(ParseSize(bad, &problem).ok()) << bad;
+    EXPECT_EQ(problem, SizeProblem::kNotASize) << bad;
+  }
+  EXPECT_FALSE(ParseSize("5Q", &problem).ok());
+  EXPECT_EQ(problem, SizeProblem::kUnknownUnit);
+  EXPECT_FALSE(ParseSize(std::string(400, '9') + "T", &problem).ok());
+  EXPECT_EQ(problem, SizeProblem::kTooLarge);
+  EXPECT_EQ(*ParseSize("0.5K", &problem), 512u);
+  EXPECT_EQ(problem, SizeProblem::kNone);
 }
 
 TEST(UnitsTest, Format) {

@@ -58,38 +58,17 @@ Result<uint64_t> WholeNumber(const Item& item, uint64_t lo, uint64_t hi) {
   return n;
 }
 
-// A size: digits, an optional fraction, an optional unit (K, M, G, T, with or without B/iB);
-// nothing else (no sign, exponent, hex or space), from lo to hi bytes.
+// A size as ParseSize reads it (digits, an optional fraction, an optional unit; nothing else),
+// from lo to hi bytes.
 Result<uint64_t> Size(const Item& item, uint64_t lo, uint64_t hi) {
   const std::string range = "between " + ShortSize(lo) + " and " + ShortSize(hi);
   MMFS_ASSIGN_OR_RETURN(std::string text, NonEmptyValue(item, "a size " + range));
-  size_t i = 0;
-  auto digits = [&] {
-    size_t start = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) ++i;
-    return i > start;
-  };
-  bool number = digits();
-  if (number && i < text.size() && text[i] == '.') {
-    ++i;
-    number = digits();
+  SizeProblem problem = SizeProblem::kNone;
+  auto bytes = ParseSize(text, &problem);
+  if (problem == SizeProblem::kNotASize) {
+    return Bad(item, "not a size (expected e.g. 4096, 512M, 1.5G)");
   }
-  for (size_t k = i; number && k < text.size(); ++k) {
-    if (std::isalpha(static_cast<unsigned char>(text[k])) == 0) number = false;
-  }
-  if (!number) return Bad(item, "not a size (expected e.g. 4096, 512M, 1.5G)");
-  // The unit is checked on its own: with a known unit, ParseSize fails only on a number too
-  // large for it, which is the range error, not a unit's.
-  std::string unit;
-  for (size_t k = i; k < text.size(); ++k) {
-    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
-  }
-  static const char* const kUnits[] = {"",    "b", "k",  "kb",  "kib", "m",  "mb",
-                                       "mib", "g", "gb", "gib", "t",   "tb", "tib"};
-  bool known = false;
-  for (const char* u : kUnits) known = known || unit == u;
-  if (!known) return Bad(item, "unknown unit (use K, M, G or T)");
-  auto bytes = ParseSize(text);
+  if (problem == SizeProblem::kUnknownUnit) return Bad(item, "unknown unit (use K, M, G or T)");
   if (!bytes.ok() || *bytes < lo || *bytes > hi) return Bad(item, "must be " + range);
   return *bytes;
 }
