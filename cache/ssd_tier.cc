@@ -189,7 +189,8 @@ Blob SsdTier::Lookup(CacheKey key) {
     return nullptr;
   }
   UniqueFd fd(raw);
-  std::string path = root_ + "/" + rel;
+  // A failed read is counted, not reported: the name in its Status is never shown.
+  const std::string& path = rel;
   EntryHeader h;
   bool good = PreadFull(fd.get(), &h, sizeof h, 0, path).ok() &&
               std::memcmp(h.magic, kEntryMagic, sizeof h.magic) == 0 && h.key == key;
