@@ -142,4 +142,14 @@ std::string MmfsBinary() { return MMFS_TEST_BINARY; }
 std::string GenDatasetBinary() { return MMFS_TEST_GEN_BINARY; }
 std::string SourceDir() { return MMFS_TEST_SOURCE_DIR; }
 
+uint64_t ProcStatusBytes(int pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  const std::string key = field + ":";
+  for (std::string line; std::getline(in, line);) {
+    // "VmRSS:\t   11220 kB": the kernel gives these in KiB.
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;
+  }
+  return 0;
+}
+
 }  // namespace mmfs::testing

@@ -60,6 +60,9 @@ int CurrentThreadId();
 // to know that another thread has reached a wait, instead of sleeping and hoping it has.
 bool WaitUntilBlocked(int tid, double timeout_seconds);
 
+// A size field of /proc/PID/status ("VmRSS", "VmHWM", "RssAnon") in bytes; 0 if unreadable.
+uint64_t ProcStatusBytes(int pid, const std::string& field);
+
 // True if `path` is the root of a mount (its device differs from its parent's).
 bool IsMountPoint(const std::string& path);
 

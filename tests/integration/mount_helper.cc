@@ -132,16 +132,6 @@ void ForceCleanup(const std::string& mountpoint) {
              20);
 }
 
-uint64_t ProcStatusBytes(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  const std::string key = field + ":";
-  for (std::string line; std::getline(in, line);) {
-    // "VmRSS:\t   11220 kB": the kernel gives these in KiB.
-    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;
-  }
-  return 0;
-}
-
 uint64_t PageCacheBytes(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return 0;

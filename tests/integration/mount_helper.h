@@ -63,8 +63,6 @@ std::vector<pid_t> FindDaemons(const std::string& mountpoint);
 // Best effort: unmount `mountpoint` lazily and kill any daemon serving it.
 void ForceCleanup(const std::string& mountpoint);
 
-// A size field of /proc/PID/status ("VmRSS", "VmHWM", "RssAnon") in bytes; 0 if unreadable.
-uint64_t ProcStatusBytes(pid_t pid, const std::string& field);
 // The bytes of `path` now in the page cache, by mincore(2) over a mapping of it: nothing is
 // read and no page is brought in (fincore's way, without a process per file). 0 if it cannot
 // be mapped; an empty file has none.
