@@ -148,7 +148,15 @@ class ReaderMountTest : public ::testing::Test {
     EXPECT_EQ(row->at("verdict"), verdict);
     const double io_share = measured.at("io").get<double>() / wall;
     const double cpu_share = measured.at("cpu").get<double>() / wall;
-    EXPECT_NEAR(row->at("stall_share").get<double>(), io_share, kStallTolerance);
+    if (mode == "compute") {
+      // Warm reads never reach the daemon's read path: the reader's own "io" time is then
+      // mostly Python and, on a loaded host, waiting for a core inside open()/read(), which the
+      // daemon cannot see. It may only under-report: never more stall than the reader had.
+      EXPECT_LE(row->at("stall_share").get<double>(), io_share + kStallTolerance);
+      EXPECT_LT(row->at("stall_share").get<double>(), kStallTolerance);
+    } else {
+      EXPECT_NEAR(row->at("stall_share").get<double>(), io_share, kStallTolerance);
+    }
     EXPECT_NEAR(row->at("cpu_share").get<double>(), cpu_share, kCpuTolerance);
     EXPECT_GT(row->at("rchar_bytes").get<uint64_t>(), 0u);
     // The verdict of all readers is this one's: it is the only one.
