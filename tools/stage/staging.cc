@@ -25,7 +25,7 @@ constexpr std::string_view kPartialMark = ".partial-";
 bool ParseStagingName(std::string_view file_name, std::string* name, long* pid) {
   if (file_name.size() < 2 || file_name[0] != '.') return false;
   size_t mark = file_name.rfind(kPartialMark);
-  if (mark == std::string_view::npos || mark < 1) return false;
+  if (mark == std::string_view::npos || mark < 2) return false;  // NAME is not empty
   std::string digits(file_name.substr(mark + kPartialMark.size()));
   if (digits.empty()) return false;
   char* end = nullptr;

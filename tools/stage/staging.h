@@ -78,7 +78,7 @@ class Staging {
 };
 
 // Splits a staging directory's file name ".NAME.partial-PID" into NAME and PID. False for any
-// other name, including a PID that is not a positive decimal number.
+// other name, including an empty NAME and a PID that is not a positive decimal number.
 bool ParseStagingName(std::string_view file_name, std::string* name, long* pid);
 
 // Whether the build of `pid` is over: no process has that PID, or it is this process (a build
