@@ -118,8 +118,9 @@ class Builder {
     return s;
   }
 
-  // Shards started, the one being written included.
-  uint64_t finished_shards() const { return output_.shards().size(); }
+  // Shards started, the one being written included: what the message of an interrupted build
+  // has always called its finished shards.
+  uint64_t started_shards() const { return output_.shards().size(); }
   double Elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
@@ -188,8 +189,8 @@ Result<ViewSummary> BuildView(const ViewOptions& options, pack::PackReporter& re
   Status started = resume ? builder.Resume() : builder.Start();
   auto result = started.ok() ? builder.Run() : Result<ViewSummary>(started);
   if (!result.ok()) {
-    if (result.status().code() == StatusCode::kCancelled && builder.finished_shards() > 0) {
-      return Status::Cancelled("interrupted after " + std::to_string(builder.finished_shards()) +
+    if (result.status().code() == StatusCode::kCancelled && builder.started_shards() > 0) {
+      return Status::Cancelled("interrupted after " + std::to_string(builder.started_shards()) +
                                " finished view shard(s), kept in " + work +
                                "; run the same command with --resume to continue");
     }
