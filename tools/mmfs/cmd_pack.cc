@@ -1,9 +1,7 @@
 // mmfs pack: progress on a TTY, plain lines otherwise, a summary at the end.
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -15,14 +13,11 @@
 #include "fs/base/units.h"
 #include "tools/mmfs/commands.h"
 #include "tools/pack/packer.h"
+#include "tools/stage/interrupt.h"
 
 namespace mmfs::cli {
 
 namespace {
-
-std::atomic<bool> g_cancel{false};
-
-void OnSignal(int) { g_cancel.store(true); }
 
 class ConsoleReporter final : public pack::PackReporter {
  public:
@@ -123,12 +118,7 @@ int RunPack(const PackArgs& args) {
   options.on_bad = args.on_bad == "skip"   ? pack::OnBadImage::kSkip
                    : args.on_bad == "keep" ? pack::OnBadImage::kKeep
                                            : pack::OnBadImage::kFail;
-  options.cancel = &g_cancel;
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  options.cancel = stage::CatchInterrupts();
 
   ConsoleReporter reporter(args.quiet);
   auto summary = pack::Pack(options, reporter);

@@ -1,11 +1,9 @@
 // mmfs view add / rm / ls: derived image views of a packed dataset (tools/view/view_builder.h).
 // Progress on a TTY (images, images/s, ETA), plain lines otherwise, a summary at the end.
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -17,15 +15,12 @@
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
 #include "tools/mmfs/commands.h"
+#include "tools/stage/interrupt.h"
 #include "tools/view/view_builder.h"
 
 namespace mmfs::cli {
 
 namespace {
-
-std::atomic<bool> g_view_cancel{false};
-
-void OnViewSignal(int) { g_view_cancel.store(true); }
 
 class ViewReporter final : public pack::PackReporter {
  public:
@@ -142,12 +137,7 @@ int RunViewAdd(const ViewArgs& args) {
     return 2;
   }
   options.shard_size = *shard_size;
-  options.cancel = &g_view_cancel;
-  struct sigaction sa {};
-  sa.sa_handler = OnViewSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  options.cancel = stage::CatchInterrupts();
 
   ViewReporter reporter(args.quiet || args.json);
   auto summary = view::BuildView(options, reporter);

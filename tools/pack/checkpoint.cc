@@ -1,7 +1,5 @@
 #include "tools/pack/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <limits>
@@ -190,68 +188,53 @@ Result<CheckpointShard> DecodeCheckpointShard(std::string_view line) {
 Result<LoadedCheckpoint> ReadCheckpoint(
     const std::string& path, std::string_view fingerprint,
     const std::function<bool(const format::ShardInfo&)>& shard_is_whole) {
-  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, 1ull << 36));
   LoadedCheckpoint out;
-  size_t header_end = text.find('\n');
-  if (header_end == std::string::npos) return Status::InvalidArgument(path + ": empty checkpoint");
-  Result<std::string> header = DecodeCheckpointHeader(std::string_view(text).substr(0, header_end));
-  if (!header.ok()) {
-    if (header.status().code() == StatusCode::kCorruption) {
-      return Status::InvalidArgument(path + ": empty checkpoint");
+  auto header = [&](std::string_view line) -> Status {
+    Result<std::string> options = DecodeCheckpointHeader(line);
+    if (!options.ok()) {
+      return options.status().code() == StatusCode::kCorruption
+                 ? options.status()
+                 : options.status().WithContext(path);
     }
-    return header.status().WithContext(path);
-  }
-  if (*header != fingerprint) {
-    return Status::InvalidArgument(
-        "the interrupted pack used other sources or options; run without --resume");
-  }
-  out.usable_bytes = header_end + 1;
-  for (size_t start = out.usable_bytes; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) break;  // a line cut by the interruption
-    Result<CheckpointShard> s = DecodeCheckpointShard(std::string_view(text).substr(start, end - start));
+    if (*options != fingerprint) {
+      return Status::InvalidArgument(
+          "the interrupted pack used other sources or options; run without --resume");
+    }
+    return Status::Ok();
+  };
+  auto shard_line = [&](std::string_view line) {
+    Result<CheckpointShard> s = DecodeCheckpointShard(line);
     if (!s.ok() || !FollowsTheShardsBefore(*s, out.shards.size(), out.record_offsets.size()) ||
         !shard_is_whole(s->info)) {
-      break;  // resume from the shard before
+      return false;  // resume from the shard before
     }
     out.shards.push_back(s->info);
     out.record_offsets.insert(out.record_offsets.end(), s->record_offsets.begin(),
                               s->record_offsets.end());
     for (CheckpointGroup& g : s->groups) out.groups.push_back(std::move(g));
-    start = end + 1;
-    out.usable_bytes = start;
-  }
+    return true;
+  };
+  MMFS_ASSIGN_OR_RETURN(out.usable_bytes, stage::ReadCheckpointFile(path, header, shard_line));
   return out;
 }
 
 Result<CheckpointWriter> CheckpointWriter::Create(const std::string& path,
                                                   std::string_view fingerprint) {
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC));
-  CheckpointWriter w(path, std::move(fd));
-  MMFS_RETURN_IF_ERROR(w.WriteLine(EncodeCheckpointHeader(fingerprint)));
-  return w;
+  MMFS_ASSIGN_OR_RETURN(stage::CheckpointFile file,
+                        stage::CheckpointFile::Create(path, EncodeCheckpointHeader(fingerprint)));
+  return CheckpointWriter(std::move(file));
 }
 
 Result<CheckpointWriter> CheckpointWriter::Continue(const std::string& path,
                                                     uint64_t usable_bytes) {
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_WRONLY | O_CLOEXEC));
-  if (::ftruncate(fd.get(), static_cast<off_t>(usable_bytes)) != 0 ||
-      ::lseek(fd.get(), 0, SEEK_END) < 0) {
-    return Status::FromErrno(errno, "truncate " + path);
-  }
-  return CheckpointWriter(path, std::move(fd));
+  MMFS_ASSIGN_OR_RETURN(stage::CheckpointFile file,
+                        stage::CheckpointFile::Continue(path, usable_bytes));
+  return CheckpointWriter(std::move(file));
 }
 
 Status CheckpointWriter::Append(const CheckpointShard& shard) {
-  MMFS_RETURN_IF_ERROR(WriteLine(EncodeCheckpointShard(shard)));
+  MMFS_RETURN_IF_ERROR(file_.Append(EncodeCheckpointShard(shard)));
   ++appended_;
-  return Status::Ok();
-}
-
-Status CheckpointWriter::WriteLine(const std::string& line) {
-  std::string text = line + "\n";
-  MMFS_RETURN_IF_ERROR(WriteFull(fd_.get(), text.data(), text.size(), path_));
-  if (::fdatasync(fd_.get()) != 0) return Status::FromErrno(errno, "fsync " + path_);
   return Status::Ok();
 }
 

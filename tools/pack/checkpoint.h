@@ -1,11 +1,11 @@
-// The resume checkpoint of `mmfs pack` (checkpoint.jsonl in the work directory): what lets an
+// The resume checkpoint of `mmfs pack` (checkpoint.jsonl in the staging directory): what lets an
 // interrupted pack continue from its last finished shard (--resume) and still end byte-identical
-// to an uninterrupted pack. This header is the only code that knows the file's layout; the packer
-// sees typed records.
+// to an uninterrupted pack. This header is the only code that knows the layout of the file's
+// lines; the packer sees typed records. The file itself (durable appends, reading up to the first
+// unusable line, continuing there) is the shared tools/stage/checkpoint_file.h.
 //
-// The file is JSON lines. A line is appended and fdatasync'ed only after the shard file it
-// describes is complete, so every whole line describes a whole shard; a line cut by the
-// interruption has no '\n' and is ignored.
+// A line is appended only after the shard file it describes is complete, so every whole line
+// describes a whole shard.
 //
 //   header (line 1):  {"mmfs_pack_checkpoint":1,"options":"<fingerprint>"}
 //   shard  (2, 3...): {"groups":[GROUP,...],"offsets":[u64,...],
@@ -36,14 +36,14 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/file_util.h"
 #include "fs/base/status.h"
 #include "fs/format/manifest.h"
 #include "tools/pack/source_tree.h"
+#include "tools/stage/checkpoint_file.h"
 
 namespace mmfs::pack {
 
-inline constexpr char kCheckpointFileName[] = "checkpoint.jsonl";
+using stage::kCheckpointFileName;
 inline constexpr int kCheckpointVersion = 1;
 
 // What packing did with one member of a sample group. The numbers are the file's.
@@ -108,7 +108,7 @@ Result<LoadedCheckpoint> ReadCheckpoint(
     const std::string& path, std::string_view fingerprint,
     const std::function<bool(const format::ShardInfo&)>& shard_is_whole);
 
-// Appends lines to a checkpoint file, each one durable (fdatasync) before Append returns.
+// Appends shard lines to a checkpoint file, each one durable before Append returns.
 class CheckpointWriter {
  public:
   // A new file at `path` (replacing one there) holding the header.
@@ -121,14 +121,12 @@ class CheckpointWriter {
 
   // Shard lines appended by this writer (not those of an earlier run it continues).
   uint64_t appended() const { return appended_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  CheckpointWriter(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
-  Status WriteLine(const std::string& line);
+  explicit CheckpointWriter(stage::CheckpointFile file) : file_(std::move(file)) {}
 
-  std::string path_;
-  UniqueFd fd_;
+  stage::CheckpointFile file_;
   uint64_t appended_ = 0;
 };
 

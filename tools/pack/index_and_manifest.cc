@@ -1,6 +1,5 @@
 #include "tools/pack/index_and_manifest.h"
 
-#include <ctime>
 #include <deque>
 #include <filesystem>
 
@@ -8,19 +7,11 @@
 #include "fs/format/dataset_writer.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
+#include "tools/stage/stamp.h"
 
 namespace mmfs::pack {
 
 namespace {
-
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Feeds the tree to the builder breadth-first, counting what goes in.
 Status AddEntries(const SourceNode& root, const ShardSequence& shards,
@@ -71,8 +62,8 @@ Status WriteIndexAndManifest(const SourceNode& root, const ShardSequence& shards
 
   format::Manifest m;
   m.version = format::kFormatVersion;
-  m.created = UtcNow();
-  m.tool = "mmfs " MMFS_VERSION;
+  m.created = stage::UtcNow();
+  m.tool = stage::ToolName();
   m.entries = index.entry_count();
   m.files = summary->files;
   m.directories = summary->directories;

@@ -1,16 +1,14 @@
 #include "tools/pack/packer.h"
 
-// Pack() itself: checks the destination, builds the dataset in a hidden work directory next to
-// it (continuing an interrupted pack's with --resume) and renames it into place. The phases are
-// modules of their own: source_scan (the tree), sample_writer (the shards, through the
-// sample_pipeline and the shard_sequence, with the checkpoint), index_and_manifest.
+// Pack() itself: checks the destination, builds the dataset in a staging directory next to it
+// (continuing an interrupted pack's with --resume) and publishes it there (tools/stage/staging.h).
+// The phases are modules of their own: source_scan (the tree), sample_writer (the shards, through
+// the sample_pipeline and the shard_sequence, with the checkpoint), index_and_manifest.
 
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +24,7 @@
 #include "tools/pack/shard_sequence.h"
 #include "tools/pack/source_access.h"
 #include "tools/pack/source_scan.h"
+#include "tools/stage/staging.h"
 
 namespace mmfs::pack {
 
@@ -116,11 +115,7 @@ class Packer {
       MMFS_ASSIGN_OR_RETURN(checkpoint_, CheckpointWriter::Create(path, Fingerprint()));
       return Status::Ok();
     }
-    auto shard_is_whole = [this](const format::ShardInfo& info) {
-      struct stat st;
-      std::string file = work_dir_ + "/" + info.file;
-      return ::stat(file.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == info.size;
-    };
+    auto shard_is_whole = [this](const format::ShardInfo& info) { return shards_.IsWhole(info); };
     Result<LoadedCheckpoint> loaded = ReadCheckpoint(path, Fingerprint(), shard_is_whole);
     Result<CheckpointWriter> writer =
         loaded.ok() ? CheckpointWriter::Continue(path, loaded->usable_bytes) : loaded.status();
@@ -129,11 +124,6 @@ class Packer {
       return writer.status();
     }
     checkpoint_ = std::move(writer).value();
-    // Shard files past the checkpoint are incomplete: written again from their first sample.
-    for (uint32_t i = static_cast<uint32_t>(loaded->shards.size());; ++i) {
-      std::string file = work_dir_ + "/" + ShardFileName(i);
-      if (::unlink(file.c_str()) != 0) break;
-    }
     reporter_.Phase("resuming after " + std::to_string(loaded->shards.size()) +
                     " finished shards (" + std::to_string(loaded->record_offsets.size()) +
                     " samples)");
@@ -158,57 +148,6 @@ bool IsInsideDir(const fsys::path& path, const fsys::path& dir) {
   auto p = path.lexically_normal().string();
   auto d = dir.lexically_normal().string();
   return p == d || (p.size() > d.size() && p.compare(0, d.size(), d) == 0 && p[d.size()] == '/');
-}
-
-bool IsStalePartial(const std::string& name, const std::string& prefix) {
-  if (name.compare(0, prefix.size(), prefix) != 0) return false;
-  long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-  // Our own PID: an earlier Pack() call of this process (one Pack per DST at a time).
-  return pid <= 0 || pid == ::getpid() ||
-         (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
-}
-
-// ".DST.partial-", the start of the name of every partial pack into DST. Appended, not "." + ...:
-// GCC 12 -O3 reports a false -Wrestrict in operator+(const char*, string&&).
-std::string PartialPrefix(const fsys::path& dst) {
-  std::string prefix = ".";
-  prefix += dst.filename().string();
-  prefix += ".partial-";
-  return prefix;
-}
-
-// The most recent ".DST.partial-PID" of a pack that is gone and left a checkpoint, or "".
-std::string FindResumable(const fsys::path& dst) {
-  const std::string prefix = PartialPrefix(dst);
-  std::string best;
-  fsys::file_time_type best_time;
-  std::error_code ec;
-  for (const auto& e : fsys::directory_iterator(dst.parent_path(), ec)) {
-    std::string name = e.path().filename().string();
-    if (!IsStalePartial(name, prefix)) continue;
-    fsys::path cp = e.path() / kCheckpointFileName;
-    if (!fsys::exists(cp, ec)) continue;
-    auto t = fsys::last_write_time(cp, ec);
-    if (best.empty() || t > best_time) {
-      best = e.path().string();
-      best_time = t;
-    }
-  }
-  return best;
-}
-
-// Removes ".DST.partial-PID" directories left by packs that crashed (their PID is gone).
-void RemoveStalePartials(const fsys::path& dst, const std::string& keep, PackReporter& reporter) {
-  const std::string prefix = PartialPrefix(dst);
-  std::error_code ec;
-  for (const auto& e : fsys::directory_iterator(dst.parent_path(), ec)) {
-    std::string name = e.path().filename().string();
-    if (IsStalePartial(name, prefix) && e.path().string() != keep) {
-      reporter.Warning("removing " + e.path().string() +
-                       ", left by an interrupted pack (--resume continues one instead)");
-      fsys::remove_all(e.path(), ec);
-    }
-  }
 }
 
 }  // namespace
@@ -253,26 +192,21 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   if (::stat(dst.parent_path().c_str(), &st) != 0) {
     return Status::FromErrno(errno, "destination folder " + dst.parent_path().string());
   }
-  // Build next to DST (same filesystem, so the final rename is atomic).
-  std::string work = (dst.parent_path() / (PartialPrefix(dst) + std::to_string(::getpid()))).string();
-  bool resume = false;
-  if (options.resume) {
-    std::string found = FindResumable(dst);
-    if (found.empty()) {
-      reporter.Warning("nothing to resume for " + dst.string() + "; packing from the start");
-    } else if (found != work && ::rename(found.c_str(), work.c_str()) != 0) {
-      return Status::FromErrno(errno, "take over " + found);
-    } else {
-      resume = true;
-    }
-  }
-  RemoveStalePartials(dst, resume ? work : "", reporter);
-  // Private while it is written: the modes it may have are known at the end (RestrictOutputModes).
-  if (!resume && ::mkdir(work.c_str(), 0700) != 0) return Status::FromErrno(errno, "mkdir " + work);
-  if (resume) (void)::chmod(work.c_str(), 0700);
+  // Built next to DST (same filesystem, so the final rename is atomic). Private while it is
+  // written: the modes it may have are known at the end (RestrictOutputModes).
+  stage::Staging staging(dst.parent_path().string(), dst.filename().string());
+  const std::string& work = staging.dir();
+  stage::Staging::Notes notes;
+  notes.nothing_to_resume = [&] {
+    reporter.Warning("nothing to resume for " + dst.string() + "; packing from the start");
+  };
+  notes.removing = [&](const std::string& dir) {
+    reporter.Warning("removing " + dir +
+                     ", left by an interrupted pack (--resume continues one instead)");
+  };
+  MMFS_ASSIGN_OR_RETURN(bool resume, staging.Begin(options.resume, 0700, notes));
   Packer packer(options, reporter, work, resume);
   auto result = packer.Run();
-  auto cleanup = [&] { fsys::remove_all(work, ec); };
   if (!result.ok()) {
     if (result.status().code() == StatusCode::kCancelled && packer.finished_shards() > 0) {
       return Status::Cancelled("interrupted after " + std::to_string(packer.finished_shards()) +
@@ -280,31 +214,11 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
                                "; run the same command with --resume to continue");
     }
     if (packer.keep_work_dir()) return result.status().WithContext("kept " + work);
-    cleanup();
+    staging.Discard();
     return result.status();
   }
-  if (dst_exists) {
-    std::string old = (dst.parent_path() / ("." + dst.filename().string() + ".old-" +
-                                            std::to_string(::getpid())))
-                          .string();
-    if (::rename(dst.c_str(), old.c_str()) != 0) {
-      Status s = Status::FromErrno(errno, "rename " + dst.string());
-      cleanup();
-      return s;
-    }
-    if (::rename(work.c_str(), dst.c_str()) != 0) {
-      Status s = Status::FromErrno(errno, "rename " + work + " to " + dst.string());
-      (void)::rename(old.c_str(), dst.c_str());
-      cleanup();
-      return s;
-    }
-    fsys::remove_all(old, ec);
-  } else if (::rename(work.c_str(), dst.c_str()) != 0) {
-    Status s = Status::FromErrno(errno, "rename " + work + " to " + dst.string());
-    cleanup();
-    return s;
-  }
-  MMFS_RETURN_IF_ERROR(FsyncPath(dst.parent_path().string()));
+  MMFS_RETURN_IF_ERROR(
+      staging.Publish(/*replace=*/dst_exists, "rename " + work + " to " + dst.string()));
   PackSummary summary = result.value();
   summary.seconds = packer.Elapsed();
   return summary;

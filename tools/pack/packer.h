@@ -3,9 +3,9 @@
 // Data is written in path order (depth-first, names sorted), so a sequential walk of the mount is
 // a sequential read of the shards; files of one sample (same directory, same key) form one LMDB
 // record (a tar's samples are written in the order their last member comes in the archive, which
-// is path order for sorted shards; see tar_grouping.h). The
-// dataset is built in a hidden sibling directory and renamed into place only when it
-// is complete and synced, so an interrupted pack never leaves something that mounts.
+// is path order for sorted shards; see tar_grouping.h). The dataset is built in a hidden
+// sibling directory and renamed into place only when it is complete and synced
+// (tools/stage/staging.h), so an interrupted pack never leaves something that mounts.
 //
 // Thread-safety: Pack() may run on any thread; it is not reentrant with itself on the same DST.
 #pragma once

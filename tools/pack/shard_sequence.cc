@@ -1,6 +1,7 @@
 #include "tools/pack/shard_sequence.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -16,8 +17,18 @@ std::string ShardFileName(uint32_t shard) {
   return name;
 }
 
+bool ShardSequence::IsWhole(const format::ShardInfo& info) const {
+  struct stat st;
+  std::string file = dir_ + "/" + info.file;
+  return ::stat(file.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == info.size;
+}
+
 void ShardSequence::Restore(std::vector<format::ShardInfo> shards,
                             std::vector<uint64_t> record_offsets) {
+  for (uint32_t i = static_cast<uint32_t>(shards.size());; ++i) {
+    std::string file = dir_ + "/" + ShardFileName(i);
+    if (::unlink(file.c_str()) != 0) break;
+  }
   shards_ = std::move(shards);
   record_offsets_ = std::move(record_offsets);
   next_sample_ = record_offsets_.size();

@@ -1,12 +1,13 @@
-// The sequence of shard files a pack writes: sample records go in, in sample-number order, into
-// shard-00000.mdb until it holds about --shard-size bytes of data, then into the next one. Each
-// record lands at a byte offset the index needs (a file is served with one pread); the sequence
-// remembers those offsets for every sample until the index is written.
+// The sequence of shard files a build writes (`mmfs pack`: the dataset's shards; `mmfs view add`:
+// the view's): records go in, in key order, into shard-00000.mdb until it holds about the shard
+// size of data, then into the next one. Each record lands at a byte offset the index needs (a
+// file is served with one pread); the sequence remembers those offsets for every record until
+// the index is written. The record keys ("samples") run on across the shards.
 //
 // A shard is finished (committed, synced, checksummed) before the next one starts, and the
 // owner hears of it through the FinishedFn, which is where the resume checkpoint records it.
 //
-// Thread-safety: used by one thread at a time (the packer's committing thread).
+// Thread-safety: used by one thread at a time (the build's committing thread).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,13 @@ class ShardSequence {
   using FinishedFn = std::function<Status(const format::ShardInfo&, std::span<const uint64_t>)>;
   void set_on_finished(FinishedFn fn) { on_finished_ = std::move(fn); }
 
-  // Continues after the shards an interrupted pack finished (--resume): their files are in `dir`
-  // already, `record_offsets` holds the offset of each of their samples.
+  // Whether the shard file `info` names is in `dir` with the size `info` records: a checkpoint
+  // line is trusted only while its shard file is.
+  bool IsWhole(const format::ShardInfo& info) const;
+
+  // Continues after the shards an interrupted build finished (--resume): their files are in `dir`
+  // already, `record_offsets` holds the offset of each of their records. The shard files after
+  // them are incomplete: they are removed, to be written again from their first record.
   void Restore(std::vector<format::ShardInfo> shards, std::vector<uint64_t> record_offsets);
 
   // Appends the record of the next sample (`members` concatenated, `bytes` in all), starting a

@@ -2,13 +2,14 @@
 // (fs/format/view_format.h): `mmfs view add/rm/ls` and `mmfs pack --view`.
 //
 // BuildView reads every JPEG, PNG and WebP of the base dataset in shard order (a sequential read
-// of the base shards), resizes those whose shorter side exceeds N on `jobs` threads
-// (tools/view/image_resizer.h), and writes the results in that order, in the same order the
-// committing thread sees them, so the output does not depend on the thread count. It builds in
-// DST/views/.N.partial-PID/ and renames that to DST/views/N/ only when every file is written and
-// synced: a view being built, interrupted (Ctrl-C) or killed never shows in a mount. After each
-// finished view shard a checkpoint line is synced, so --resume continues an interrupted build
-// from its last finished shard. The dataset's own files are only read.
+// of the base shards, tools/view/view_candidates.h), resizes those whose shorter side exceeds N
+// on `jobs` threads (tools/view/resize_pipeline.h), and writes the results in that order, the
+// order the committing thread sees them (tools/view/view_output.h), so the output does not depend
+// on the thread count. It builds in DST/views/.N.partial-PID/ and renames that to DST/views/N/
+// only when every file is written and synced (tools/stage/staging.h): a view being built,
+// interrupted (Ctrl-C) or killed never shows in a mount. After each finished view shard a
+// checkpoint line is synced (tools/view/view_checkpoint.h), so --resume continues an interrupted
+// build from its last finished shard. The dataset's own files are only read.
 //
 // Thread-safety: BuildView may run on any thread; two builds of the same view at once are
 // refused at publication (the second rename finds the view there). RemoveView and ListPartials
