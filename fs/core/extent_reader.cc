@@ -80,16 +80,16 @@ uint64_t ExtentReader::RamRoom() const {
   return c.bytes_budget > c.bytes_used ? c.bytes_budget - c.bytes_used : 0;
 }
 
-void ExtentReader::Count(ExtentVerdict verdict) {
+void ExtentReader::Count(ExtentDecision decision) {
   std::atomic<uint64_t>* counter = nullptr;
-  switch (verdict) {
-    case ExtentVerdict::kUnknown: counter = &skipped_unknown_; break;
-    case ExtentVerdict::kSmall: counter = &skipped_small_; break;
-    case ExtentVerdict::kNoRoom: counter = &skipped_no_room_; break;
-    case ExtentVerdict::kUnused: counter = &skipped_unused_; break;
-    case ExtentVerdict::kBusy: counter = &skipped_busy_; break;
-    case ExtentVerdict::kExtent:
-    case ExtentVerdict::kOff: return;
+  switch (decision) {
+    case ExtentDecision::kUnknown: counter = &skipped_unknown_; break;
+    case ExtentDecision::kSmall: counter = &skipped_small_; break;
+    case ExtentDecision::kNoRoom: counter = &skipped_no_room_; break;
+    case ExtentDecision::kUnused: counter = &skipped_unused_; break;
+    case ExtentDecision::kBusy: counter = &skipped_busy_; break;
+    case ExtentDecision::kExtent:
+    case ExtentDecision::kOff: return;
   }
   counter->fetch_add(1, std::memory_order_relaxed);
 }
@@ -113,7 +113,7 @@ ExtentSize ExtentReader::SizeMiss(uint64_t span, const OriginCostEstimate& cost)
     size = SizeExtent(in);
     learning_ = size.learning;
   }
-  Count(size.verdict);
+  Count(size.decision);
   return size;
 }
 
@@ -129,20 +129,20 @@ ExtentReader::Extent ExtentReader::Reserve(ExtentPlanInputs in) {
     in.in_flight = in_flight_.load(std::memory_order_acquire);
     extent.plan_ = PlanExtent(in);
     learning_ = extent.plan_.learning;
-    if (extent.plan_.verdict == ExtentVerdict::kExtent) {
+    if (extent.plan_.decision == ExtentDecision::kExtent) {
       // Slots are taken only here, under mu_: the count the plan saw is still the count.
       in_flight_.fetch_add(1, std::memory_order_acq_rel);
       extent.in_flight_ = true;
       extent.owner_ = this;  // from here the extent's end releases what it took
     }
   }
-  Count(extent.plan_.verdict);
+  Count(extent.plan_.decision);
   return extent;
 }
 
 void ExtentReader::Start(Extent& extent, ExtentFiles files) {
   if (files.files.empty()) {
-    Count(ExtentVerdict::kSmall);
+    Count(ExtentDecision::kSmall);
     Abandon(extent);
     return;
   }

@@ -109,8 +109,8 @@ class ExtentReader {
 
  private:
   void EndExtent(Extent& extent);
-  // Counts a miss read sample-sized by `verdict`.
-  void Count(ExtentVerdict verdict);
+  // Counts a miss read sample-sized, by why (`decision`).
+  void Count(ExtentDecision decision);
   // The RAM area's share: what the RAM tier has not filled.
   uint64_t RamRoom() const;
 

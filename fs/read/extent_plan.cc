@@ -26,12 +26,12 @@ ExtentSize SizeExtent(const ExtentSizeInputs& in) {
   ExtentSize out;
   out.learning = in.learning;
   if (in.mode == ExtentMode::kOff) {
-    out.verdict = ExtentVerdict::kOff;
+    out.decision = ExtentDecision::kOff;
     return out;
   }
   if (in.mode == ExtentMode::kFixed) {
     out.bytes = in.fixed_bytes;
-    if (out.bytes == 0) out.verdict = ExtentVerdict::kOff;  // no extent to speak of
+    if (out.bytes == 0) out.decision = ExtentDecision::kOff;  // no extent to speak of
     return out;
   }
   const uint64_t span = std::max<uint64_t>(1, in.span);
@@ -77,20 +77,20 @@ ExtentSize SizeExtent(const ExtentSizeInputs& in) {
     return out;  // judged by no estimate: out.cost stays unknown
   }
   if (!cost.known) {
-    out.verdict = ExtentVerdict::kUnknown;
+    out.decision = ExtentDecision::kUnknown;
     return out;
   }
   out.cost = cost;
   out.bytes = cost.extent_bytes;
   if (out.bytes < kMinExtentGain * span) {
-    out.verdict = ExtentVerdict::kSmall;
+    out.decision = ExtentDecision::kSmall;
     return out;
   }
   // Grown while the neighbours are used (FoldOutcomes), up to the model's maximum.
   if (l.growth > 1) {
     out.bytes = std::min<uint64_t>(out.bytes * l.growth, kMaxGrownExtent);
     out.bytes -= out.bytes % kMinExtentBytes;
-    if (out.bytes == 0) out.verdict = ExtentVerdict::kOff;  // grown from under 64 KiB
+    if (out.bytes == 0) out.decision = ExtentDecision::kOff;  // grown from under 64 KiB
   }
   return out;
 }
@@ -98,8 +98,8 @@ ExtentSize SizeExtent(const ExtentSizeInputs& in) {
 ExtentPlan PlanExtent(const ExtentPlanInputs& in) {
   ExtentPlan plan;
   plan.learning = in.learning;
-  if (in.size.verdict != ExtentVerdict::kExtent) {
-    plan.verdict = in.size.verdict;
+  if (in.size.decision != ExtentDecision::kExtent) {
+    plan.decision = in.size.decision;
     return plan;
   }
   const uint64_t extent = in.size.bytes;
@@ -112,7 +112,7 @@ ExtentPlan PlanExtent(const ExtentPlanInputs& in) {
                 r.ssd_pending + extent <= r.ssd_max_entry;
   plan.room = r.ram_budget > r.ram_used ? r.ram_budget - r.ram_used : 0;
   if (!plan.to_ssd && plan.room < extent) {
-    plan.verdict = ExtentVerdict::kNoRoom;
+    plan.decision = ExtentDecision::kNoRoom;
     return plan;
   }
   const OriginCostEstimate& cost = in.size.cost;
@@ -143,14 +143,14 @@ ExtentPlan PlanExtent(const ExtentPlanInputs& in) {
         l.judged_used + l.judged_wasted >= kJudgeBatch && l.used_share >= pays_above;
     if (foreseen < pays_above && !measured_pays) {
       if (++l.foresight_misses < kForesightProbeFactor * in.probe_every) {
-        plan.verdict = ExtentVerdict::kNoRoom;
+        plan.decision = ExtentDecision::kNoRoom;
         return plan;
       }
       l.foresight_misses = 0;
       plan.probe = true;
     } else if (l.used_share < pays_above) {
       if (++l.misses_since_probe < in.probe_every) {
-        plan.verdict = ExtentVerdict::kUnused;
+        plan.decision = ExtentDecision::kUnused;
         return plan;
       }
       l.misses_since_probe = 0;
@@ -159,10 +159,10 @@ ExtentPlan PlanExtent(const ExtentPlanInputs& in) {
   }
   // Memory: at most kMaxExtentsInFlight extents at once; the others read sample-sized.
   if (in.in_flight >= kMaxExtentsInFlight) {
-    plan.verdict = ExtentVerdict::kBusy;
+    plan.decision = ExtentDecision::kBusy;
     return plan;
   }
-  plan.verdict = ExtentVerdict::kExtent;
+  plan.decision = ExtentDecision::kExtent;
   // The aligned window holding the sample, and files wholly inside it.
   plan.shard = in.shard;
   plan.window_start = in.span_start - in.span_start % extent;

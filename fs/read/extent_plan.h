@@ -106,7 +106,7 @@ struct ExtentLearning {
 };
 
 // Why a miss is read sample-sized, or kExtent when it is not.
-enum class ExtentVerdict {
+enum class ExtentDecision {
   kExtent,   // read the extent
   kOff,      // nothing to plan: extents off, no file, a zero size (not counted)
   kUnknown,  // the origin's cost is not known (ExtentCounters::skipped_unknown)
@@ -135,7 +135,7 @@ struct ExtentSizeInputs {
   ExtentLearning learning;
 };
 struct ExtentSize {
-  ExtentVerdict verdict = ExtentVerdict::kExtent;
+  ExtentDecision decision = ExtentDecision::kExtent;
   uint64_t bytes = 0;  // the extent's size (kExtent)
   bool probe = false;  // an exploration probe
   // The estimate step 2 judges by: the last known one while the model's is stale; not known for
@@ -173,7 +173,7 @@ struct ExtentPlanInputs {
   int in_flight = 0;        // extent reads in flight now
 };
 struct ExtentPlan {
-  ExtentVerdict verdict = ExtentVerdict::kOff;
+  ExtentDecision decision = ExtentDecision::kOff;
   bool probe = false;   // read although extents do not pay now (explore, foresight or unused)
   bool to_ssd = false;  // the neighbours go to the SSD tier, else to the area
   uint64_t room = 0;    // what the RAM tier has not filled: the area's budget

@@ -149,7 +149,7 @@ ExtentReader::Extent MissLoader::PlanExtent(const format::Entry& e,
   }
   ExtentPlanInputs in;
   in.size = extents_.SizeMiss(std::max<uint64_t>(1, span_end - span_start), cost);
-  if (in.size.verdict != ExtentVerdict::kExtent) return {};
+  if (in.size.decision != ExtentDecision::kExtent) return {};
   // Step 2: the window, given the room (and a slot in flight).
   in.shard = e.record.shard;
   in.span_start = span_start;
@@ -157,7 +157,7 @@ ExtentReader::Extent MissLoader::PlanExtent(const format::Entry& e,
   in.members = members.size();
   in.room = Room();
   ExtentReader::Extent extent = extents_.Reserve(std::move(in));
-  if (extent.plan().verdict != ExtentVerdict::kExtent) return extent;
+  if (extent.plan().decision != ExtentDecision::kExtent) return extent;
   // Step 3: the files of the window, from the sample the index's neighbours on each side for as
   // long as they lie in the window (within a directory index order is shard order, as the
   // packer writes samples in path order; across directories it need not be, so the walk stops

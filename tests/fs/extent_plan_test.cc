@@ -85,14 +85,14 @@ TEST(ExtentPlanTest, OutcomesAreFoldedInBatchesOf64HalfTheWeightOnTheNewest) {
 TEST(ExtentPlanTest, OffReadsSamplesAndAFixedSizeTakesNoCostAndLearnsNothing) {
   ExtentSizeInputs in;
   in.mode = ExtentMode::kOff;
-  EXPECT_EQ(SizeExtent(in).verdict, ExtentVerdict::kOff);
+  EXPECT_EQ(SizeExtent(in).decision, ExtentDecision::kOff);
 
   in.mode = ExtentMode::kFixed;
   in.fixed_bytes = 256 * KiB;
   in.cost = HardDisk();
   in.area_used = 64;  // a batch to fold, which a fixed size does not look at
   ExtentSize out = SizeExtent(in);
-  EXPECT_EQ(out.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(out.decision, ExtentDecision::kExtent);
   EXPECT_EQ(out.bytes, 256 * KiB);
   EXPECT_FALSE(out.probe);
   EXPECT_FALSE(out.cost.known);  // step 2 judges a fixed size by no estimate
@@ -100,7 +100,7 @@ TEST(ExtentPlanTest, OffReadsSamplesAndAFixedSizeTakesNoCostAndLearnsNothing) {
   EXPECT_FALSE(out.learning.last_known.known);
 
   in.fixed_bytes = 0;
-  EXPECT_EQ(SizeExtent(in).verdict, ExtentVerdict::kOff);
+  EXPECT_EQ(SizeExtent(in).decision, ExtentDecision::kOff);
 }
 
 TEST(ExtentPlanTest, AnUnknownOriginReadsSamplesAndExploresOneMissInEvery) {
@@ -108,13 +108,13 @@ TEST(ExtentPlanTest, AnUnknownOriginReadsSamplesAndExploresOneMissInEvery) {
   in.explore_every = 8;
   for (int i = 1; i <= 7; ++i) {
     ExtentSize out = SizeExtent(in);
-    EXPECT_EQ(out.verdict, ExtentVerdict::kUnknown) << i;
+    EXPECT_EQ(out.decision, ExtentDecision::kUnknown) << i;
     EXPECT_EQ(out.learning.unknown_misses, static_cast<uint64_t>(i));
     in.learning = out.learning;
   }
   // The eighth is an exploration probe of 8 samples, at least 256 KiB.
   ExtentSize probe = SizeExtent(in);
-  EXPECT_EQ(probe.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(probe.decision, ExtentDecision::kExtent);
   EXPECT_TRUE(probe.probe);
   EXPECT_EQ(probe.bytes, 256 * KiB);
   EXPECT_FALSE(probe.cost.known);
@@ -134,17 +134,17 @@ TEST(ExtentPlanTest, ExplorationIsEagerOnlyWhereRequestsAreExpensive) {
 
 TEST(ExtentPlanTest, AKnownOriginGetsItsExtentFromFourSamples) {
   ExtentSize out = SizeExtent(Auto(58000, HardDisk()));
-  EXPECT_EQ(out.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(out.decision, ExtentDecision::kExtent);
   EXPECT_EQ(out.bytes, 960 * KiB);
   EXPECT_FALSE(out.probe);
   EXPECT_TRUE(out.cost.known);
   EXPECT_TRUE(out.learning.last_known.known);  // kept for when the model's fit fades
   // The extent must be 4x the sample read.
-  EXPECT_EQ(SizeExtent(Auto(960 * KiB / 4, HardDisk())).verdict, ExtentVerdict::kExtent);
-  EXPECT_EQ(SizeExtent(Auto(960 * KiB / 4 + 1, HardDisk())).verdict, ExtentVerdict::kSmall);
+  EXPECT_EQ(SizeExtent(Auto(960 * KiB / 4, HardDisk())).decision, ExtentDecision::kExtent);
+  EXPECT_EQ(SizeExtent(Auto(960 * KiB / 4 + 1, HardDisk())).decision, ExtentDecision::kSmall);
   OriginCostEstimate fast = HardDisk();  // a fast origin's knee: 64 KiB
   fast.extent_bytes = 64 * KiB;
-  EXPECT_EQ(SizeExtent(Auto(58000, fast)).verdict, ExtentVerdict::kSmall);
+  EXPECT_EQ(SizeExtent(Auto(58000, fast)).decision, ExtentDecision::kSmall);
 }
 
 TEST(ExtentPlanTest, UsedNeighboursGrowTheExtentUpTo8MiB) {
@@ -166,7 +166,7 @@ TEST(ExtentPlanTest, UsedNeighboursGrowTheExtentUpTo8MiB) {
   in.learning.growth = 2;
   EXPECT_EQ(SizeExtent(in).bytes, 192 * KiB);
   in.cost.extent_bytes = 20000;
-  EXPECT_EQ(SizeExtent(in).verdict, ExtentVerdict::kOff);
+  EXPECT_EQ(SizeExtent(in).decision, ExtentDecision::kOff);
 }
 
 TEST(ExtentPlanTest, AStaleEstimateStandsWhileRareProbesKeepItFresh) {
@@ -175,7 +175,7 @@ TEST(ExtentPlanTest, AStaleEstimateStandsWhileRareProbesKeepItFresh) {
   in.learning.last_known = HardDisk();
   in.explore_every = 2;
   ExtentSize first = SizeExtent(in);
-  EXPECT_EQ(first.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(first.decision, ExtentDecision::kExtent);
   EXPECT_EQ(first.bytes, 960 * KiB);
   EXPECT_FALSE(first.probe);
   in.learning = first.learning;
@@ -186,7 +186,7 @@ TEST(ExtentPlanTest, AStaleEstimateStandsWhileRareProbesKeepItFresh) {
   in.learning = ExtentLearning{};
   in.learning.last_known = HardDisk();
   in.learning.last_known.extent_bytes = 64 * KiB;
-  EXPECT_EQ(SizeMisses(in, 802).verdict, ExtentVerdict::kSmall);
+  EXPECT_EQ(SizeMisses(in, 802).decision, ExtentDecision::kSmall);
   EXPECT_EQ(FirstExplore(in, 2000), 803);
 }
 
@@ -196,7 +196,7 @@ TEST(ExtentPlanTest, ALatencyBoundEstimateOfTwoSamplesIsExploredNotTaken) {
   stuck.extent_bytes = 2 * 58000;
   ExtentSizeInputs in = Auto(58000, stuck);
   in.explore_every = 4;
-  EXPECT_EQ(SizeMisses(in, 3).verdict, ExtentVerdict::kUnknown);
+  EXPECT_EQ(SizeMisses(in, 3).decision, ExtentDecision::kUnknown);
   EXPECT_TRUE(SizeMisses(in, 4).probe);
 }
 
@@ -219,7 +219,7 @@ ExtentPlanInputs Inputs(uint64_t extent, OriginCostEstimate cost = {}) {
   in.span_start = 300000;
   in.span_end = 303000;
   in.members = 1;
-  in.size.verdict = ExtentVerdict::kExtent;
+  in.size.decision = ExtentDecision::kExtent;
   in.size.bytes = extent;
   in.size.cost = cost;
   in.room.ram_budget = 64 * MiB;
@@ -229,16 +229,16 @@ ExtentPlanInputs Inputs(uint64_t extent, OriginCostEstimate cost = {}) {
 
 TEST(ExtentPlanTest, StepTwoKeepsStepOnesSampleRead) {
   ExtentPlanInputs in = Inputs(256 * KiB);
-  in.size.verdict = ExtentVerdict::kUnknown;
+  in.size.decision = ExtentDecision::kUnknown;
   in.learning.unknown_misses = 5;
   ExtentPlan plan = PlanExtent(in);
-  EXPECT_EQ(plan.verdict, ExtentVerdict::kUnknown);
+  EXPECT_EQ(plan.decision, ExtentDecision::kUnknown);
   EXPECT_EQ(plan.learning.unknown_misses, 5u);
 }
 
 TEST(ExtentPlanTest, TheWindowIsAlignedAndHoldsTheWholeSample) {
   ExtentPlan plan = PlanExtent(Inputs(256 * KiB));
-  ASSERT_EQ(plan.verdict, ExtentVerdict::kExtent);
+  ASSERT_EQ(plan.decision, ExtentDecision::kExtent);
   EXPECT_FALSE(plan.to_ssd);
   EXPECT_EQ(plan.room, 64 * MiB);
   EXPECT_EQ(plan.shard, 3u);
@@ -271,32 +271,32 @@ TEST(ExtentPlanTest, TheWindowIsAlignedAndHoldsTheWholeSample) {
 TEST(ExtentPlanTest, NeighboursGoToAnAdmittingSsdTierElseToRoomBesideTheRamTier) {
   ExtentPlanInputs in = Inputs(256 * KiB);
   in.room.ram_budget = 200 * KiB;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kNoRoom);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kNoRoom);
   in.room.ram_budget = 64 * MiB;
   in.room.ram_used = 64 * MiB - 100 * KiB;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kNoRoom);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kNoRoom);
   in.room.ram_used = 65 * MiB;  // over its budget (shrunk): no room at all
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kNoRoom);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kNoRoom);
   // An SSD tier that admits, has space and a queue that takes the extent: no RAM room needed.
   in.room.ssd = true;
   in.room.ssd_budget = 1024 * MiB;
   in.room.ssd_max_entry = 64 * MiB;
   ExtentPlan plan = PlanExtent(in);
-  EXPECT_EQ(plan.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(plan.decision, ExtentDecision::kExtent);
   EXPECT_TRUE(plan.to_ssd);
   ExtentPlanInputs paused = in;
   paused.room.ssd_paused = true;
-  EXPECT_EQ(PlanExtent(paused).verdict, ExtentVerdict::kNoRoom);
+  EXPECT_EQ(PlanExtent(paused).decision, ExtentDecision::kNoRoom);
   ExtentPlanInputs full = in;
   full.room.ssd_used = 1024 * MiB - 100 * KiB;
-  EXPECT_EQ(PlanExtent(full).verdict, ExtentVerdict::kNoRoom);
+  EXPECT_EQ(PlanExtent(full).decision, ExtentDecision::kNoRoom);
   ExtentPlanInputs queued = in;
   queued.room.ssd_pending = 64 * MiB - 100 * KiB;
-  EXPECT_EQ(PlanExtent(queued).verdict, ExtentVerdict::kNoRoom);
+  EXPECT_EQ(PlanExtent(queued).decision, ExtentDecision::kNoRoom);
   // Without room on SSD the RAM side still serves.
   queued.room.ram_used = 0;
   plan = PlanExtent(queued);
-  EXPECT_EQ(plan.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(plan.decision, ExtentDecision::kExtent);
   EXPECT_FALSE(plan.to_ssd);
 }
 
@@ -318,41 +318,41 @@ TEST(ExtentPlanTest, TheForesightReadsSamplesWhenShuffledReadersWouldNotReachThe
   ExtentPlanInputs in = Shuffled(50e-6);
   for (int i = 1; i < 512; ++i) {
     ExtentPlan plan = PlanExtent(in);
-    ASSERT_EQ(plan.verdict, ExtentVerdict::kNoRoom) << i;
+    ASSERT_EQ(plan.decision, ExtentDecision::kNoRoom) << i;
     in.learning = plan.learning;
   }
   EXPECT_EQ(in.learning.foresight_misses, 511u);
   ExtentPlan probe = PlanExtent(in);
-  EXPECT_EQ(probe.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(probe.decision, ExtentDecision::kExtent);
   EXPECT_TRUE(probe.probe);
   EXPECT_EQ(probe.learning.foresight_misses, 0u);
   // At 5 ms a request they pay from 0.3%: the same room is enough.
-  EXPECT_EQ(PlanExtent(Shuffled(0.005)).verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(PlanExtent(Shuffled(0.005)).decision, ExtentDecision::kExtent);
   // Foresight off, or room for all the tier lacks: extents.
   in = Shuffled(50e-6);
   in.foresee_use = false;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kExtent);
   in = Shuffled(50e-6);
   in.room.ram_used = 1800000 - 200 * KiB;   // the tier lacks 200 KiB of the dataset
   in.room.ram_budget = 1800000 + 64 * KiB;  // and has 264 KiB of room: h >= 1
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kExtent);
   // A used share measured from the probes that pays (a reader in shard order) wins.
   in = Shuffled(50e-6);
   in.learning.judged_used = 60;
   in.learning.judged_wasted = 4;
   in.learning.used_share = 0.9;
   ExtentPlan measured = PlanExtent(in);
-  EXPECT_EQ(measured.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(measured.decision, ExtentDecision::kExtent);
   EXPECT_FALSE(measured.probe);
   // Neither an exploration probe nor neighbours bound for the SSD tier are foreseen.
   in = Shuffled(50e-6);
   in.size.probe = true;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kExtent);
   in = Shuffled(50e-6);
   in.room.ssd = true;
   in.room.ssd_budget = 1024 * MiB;
   in.room.ssd_max_entry = 64 * MiB;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kExtent);
 }
 
 TEST(ExtentPlanTest, UnusedNeighboursReadSamplesButOneMissInProbeEveryProbes) {
@@ -363,25 +363,25 @@ TEST(ExtentPlanTest, UnusedNeighboursReadSamplesButOneMissInProbeEveryProbes) {
   in.learning.used_share = 0.01;
   for (int i = 1; i < 8; ++i) {
     ExtentPlan plan = PlanExtent(in);
-    ASSERT_EQ(plan.verdict, ExtentVerdict::kUnused) << i;
+    ASSERT_EQ(plan.decision, ExtentDecision::kUnused) << i;
     in.learning = plan.learning;
   }
   ExtentPlan probe = PlanExtent(in);
-  EXPECT_EQ(probe.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(probe.decision, ExtentDecision::kExtent);
   EXPECT_TRUE(probe.probe);
   EXPECT_EQ(probe.learning.misses_since_probe, 0u);
   in.learning.used_share = 0.04;
   ExtentPlan pays = PlanExtent(in);
-  EXPECT_EQ(pays.verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(pays.decision, ExtentDecision::kExtent);
   EXPECT_FALSE(pays.probe);
 }
 
 TEST(ExtentPlanTest, AThirdExtentInFlightIsBusyAfterTheMissIsLearnt) {
   ExtentPlanInputs in = Inputs(256 * KiB);
   in.in_flight = 1;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kExtent);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kExtent);
   in.in_flight = 2;
-  EXPECT_EQ(PlanExtent(in).verdict, ExtentVerdict::kBusy);
+  EXPECT_EQ(PlanExtent(in).decision, ExtentDecision::kBusy);
   // The probe this miss was due is spent although the extent is not read.
   in = Shuffled(500e-6);
   in.foresee_use = false;
@@ -390,7 +390,7 @@ TEST(ExtentPlanTest, AThirdExtentInFlightIsBusyAfterTheMissIsLearnt) {
   in.learning.misses_since_probe = 5;
   in.in_flight = 2;
   ExtentPlan plan = PlanExtent(in);
-  EXPECT_EQ(plan.verdict, ExtentVerdict::kBusy);
+  EXPECT_EQ(plan.decision, ExtentDecision::kBusy);
   EXPECT_EQ(plan.learning.misses_since_probe, 0u);
 }
 
