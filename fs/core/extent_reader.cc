@@ -155,8 +155,7 @@ void ExtentReader::Start(Extent& extent, ExtentFiles files) {
   if (extent.plan_.probe) probes_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ExtentReader::Keep(const Extent& extent, const format::Entry& neighbour,
-                        cache::Blob blob) {
+void ExtentReader::Keep(const Extent& extent, const format::Entry& neighbour, cache::Blob blob) {
   const uint64_t key = neighbour.index;
   if (tiers_.ram().Contains(key)) return;
   if (extent.plan_.to_ssd) {

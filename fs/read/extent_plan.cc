@@ -51,8 +51,7 @@ ExtentSize SizeExtent(const ExtentSizeInputs& in) {
   const bool stale = !cost.known && l.last_known.known;
   if (stale) cost = l.last_known;
   // A latency-bound estimate from sample reads alone asks for twice a sample: explore.
-  const bool stuck =
-      cost.known && cost.latency_bound && cost.extent_bytes < kMinExtentGain * span;
+  const bool stuck = cost.known && cost.latency_bound && cost.extent_bytes < kMinExtentGain * span;
   bool explore = false;
   if (!cost.known || stale || stuck) {
     // Fast while never known only where requests are expensive (a mean of a millisecond or
@@ -60,8 +59,8 @@ ExtentSize SizeExtent(const ExtentSizeInputs& in) {
     const bool eager = !cost.known && !stale && cost.mean_seconds >= kExpensiveRequest;
     // An origin last known not to pay (bandwidth-bound: there every byte is time) is re-checked
     // five times more rarely.
-    const double share = stale && cost.extent_bytes < kMinExtentGain * span ? kExploreShare / 5
-                                                                            : kExploreShare;
+    const double share =
+        stale && cost.extent_bytes < kMinExtentGain * span ? kExploreShare / 5 : kExploreShare;
     const uint64_t rare = std::max<uint64_t>(
         kFirstExploreEvery, static_cast<uint64_t>(static_cast<double>(explore_extent - span) /
                                                   (share * static_cast<double>(span))));
@@ -181,10 +180,9 @@ ExtentFiles AssembleExtent(const std::vector<format::Entry>& members,
   out.files.assign(below.rbegin(), below.rend());
   out.files.insert(out.files.end(), members.begin(), members.end());
   out.files.insert(out.files.end(), above.begin(), above.end());
-  std::sort(out.files.begin(), out.files.end(),
-            [](const format::Entry& a, const format::Entry& b) {
-              return a.record.data_offset < b.record.data_offset;
-            });
+  std::sort(out.files.begin(), out.files.end(), [](const format::Entry& a, const format::Entry& b) {
+    return a.record.data_offset < b.record.data_offset;
+  });
   out.neighbours.reserve(below.size() + above.size());
   for (const auto& o : below) out.neighbours.push_back(o.index);
   for (const auto& o : above) out.neighbours.push_back(o.index);

@@ -152,8 +152,8 @@ struct ExtentRoom {
   uint64_t ssd_used = 0, ssd_budget = 0;
   uint64_t ssd_pending = 0;    // bytes in its write queue
   uint64_t ssd_max_entry = 0;  // the largest blob it admits (at most its write queue's bound)
-  uint64_t ram_used = 0, ram_budget = 0;          // the RAM tier
-  uint64_t dataset_bytes = 0;                     // every file's bytes (the manifest's total)
+  uint64_t ram_used = 0, ram_budget = 0;  // the RAM tier
+  uint64_t dataset_bytes = 0;             // every file's bytes (the manifest's total)
 };
 
 // Step 2: the window, given the room.

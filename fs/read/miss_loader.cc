@@ -70,8 +70,8 @@ Result<cache::Blob> MissLoader::Load(const TreeFile& f, MemberBuffer& buffer) {
   if (cluster != nullptr) {
     if (cache::Blob b = LookupSample(f, members, buffer)) return b;
   }
-  Result<cache::Blob> wanted = f.tree == 0 ? LoadOriginal(f, std::move(base), buffer)
-                                           : LoadViewSample(f, members, buffer);
+  Result<cache::Blob> wanted =
+      f.tree == 0 ? LoadOriginal(f, std::move(base), buffer) : LoadViewSample(f, members, buffer);
   if (wanted.ok() && cluster != nullptr) cluster->Insert(f.key, *wanted);
   return wanted;
 }
@@ -212,9 +212,7 @@ ExtentRoom MissLoader::Room() const {
 Result<cache::Blob> MissLoader::LoadViewSample(const TreeFile& f,
                                                const std::vector<TreeFile>& members,
                                                MemberBuffer& buffer) {
-  auto put = [&](cache::CacheKey key, cache::Blob blob) {
-    buffer.PutMember(key, std::move(blob));
-  };
+  auto put = [&](cache::CacheKey key, cache::Blob blob) { buffer.PutMember(key, std::move(blob)); };
   // The sample's originals (captions, small images) and resized images live in different
   // shards: one read for each run of neighbours.
   std::vector<format::Entry> originals;

@@ -20,7 +20,7 @@
 //     shard, and the other way round;
 //  5. members go to the prefetch buffer, and every file read from a shard is filled into the
 //     cluster tier for other hosts.
-// Members the RAM tier holds are neither asked of the cluster nor read again (but for f).
+// Members the RAM tier holds are not asked of the cluster, nor read again with an original.
 // Prefetch (LoadAhead): a batch of keys, one cluster multi-get, then what it lacked from the view
 // shards and the base shards in coalesced reads; filled into the cluster. Warm-up (LoadWarm):
 // originals in coalesced reads, filled into the cluster (warm-up does not ask it).
@@ -78,8 +78,7 @@ class MissLoader {
   // `e` and the other files of its sample that lie next to it in the index and back to back in
   // its shard (at most 32), if the others together are at most `max_other_bytes` (and the span
   // 16 MiB); else just `e`. Index order.
-  std::vector<format::Entry> SampleMembers(const format::Entry& e,
-                                           uint64_t max_other_bytes) const;
+  std::vector<format::Entry> SampleMembers(const format::Entry& e, uint64_t max_other_bytes) const;
   // A demand miss of regular file `f` (see above): its bytes, checked. `buffer` gives a
   // prefetched copy and takes the other members. Errors are counted (OriginReader::CountError).
   Result<cache::Blob> Load(const TreeFile& f, MemberBuffer& buffer);
@@ -89,8 +88,7 @@ class MissLoader {
   // Prefetch: `keys` (any tree; files over `file_limit` bytes are left to their readers), asked
   // of the cluster in one multi-get, the rest read in coalesced reads (cause prefetch). Files
   // that fail are left for their own reads to report.
-  void LoadAhead(const std::vector<cache::CacheKey>& keys, uint64_t file_limit,
-                 const Found& found);
+  void LoadAhead(const std::vector<cache::CacheKey>& keys, uint64_t file_limit, const Found& found);
   // Warm-up: originals `entries` in coalesced reads (cause warm-up). Files that fail are not
   // found.
   void LoadWarm(std::vector<format::Entry> entries, const Found& found);

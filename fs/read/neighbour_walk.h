@@ -39,8 +39,8 @@ enum class WalkStep {
 // `visit(const format::Entry&) -> WalkStep`, at most `max_steps` of them passed. Returns how many
 // entries the visitor passed (kOn), so that two walks can share one budget of steps.
 template <typename Index, typename Visit>
-size_t WalkNeighbours(const Index& index, uint64_t from, WalkDirection direction,
-                      size_t max_steps, Visit&& visit) {
+size_t WalkNeighbours(const Index& index, uint64_t from, WalkDirection direction, size_t max_steps,
+                      Visit&& visit) {
   size_t steps = 0;
   if (direction == WalkDirection::kDown) {
     for (uint64_t i = from; i > 0 && steps < max_steps; --i) {

@@ -250,7 +250,7 @@ TEST(ExtentPlanTest, TheWindowIsAlignedAndHoldsTheWholeSample) {
   EXPECT_TRUE(plan.Covers(File(2, 3, 512 * KiB - 100, 100)));
   EXPECT_FALSE(plan.Covers(File(3, 3, 512 * KiB - 99, 100)));  // crosses the end
   EXPECT_FALSE(plan.Covers(File(4, 3, 256 * KiB - 1, 100)));   // starts before
-  EXPECT_FALSE(plan.Covers(File(5, 2, 300000, 100)));           // another shard
+  EXPECT_FALSE(plan.Covers(File(5, 2, 300000, 100)));          // another shard
   format::Entry dir = File(6, 3, 0, 0);
   dir.record.mode = format::kModeDirectory;
   EXPECT_TRUE(ExtentPlan::Skips(dir));

@@ -44,7 +44,7 @@ struct Walk {
   size_t passed = 0;
 };
 Walk WalkFrom(const ListIndex& index, uint64_t from, WalkDirection dir, size_t max_steps,
-         uint64_t stop_at = UINT64_MAX) {
+              uint64_t stop_at = UINT64_MAX) {
   Walk w;
   w.passed = WalkNeighbours(index, from, dir, max_steps, [&](const format::Entry& e) {
     w.visited.push_back(e.index);
