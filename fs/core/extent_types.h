@@ -1,6 +1,7 @@
-// The options of extent reads on demand misses (extent_reader.h), `-o extents=`, and their
-// counters, one typed value of the stats snapshot (stats.h). Kept apart from the reader so that
-// the options and the snapshot need not include it.
+// The options of extent reads on demand misses (the plan: fs/read/extent_plan.h; its state and
+// the neighbours: extent_reader.h), `-o extents=`, and their counters, one typed value of the
+// stats snapshot (stats.h). Kept apart from the reader so that the options and the snapshot need
+// not include it.
 //
 // Thread-safety: a plain value.
 #pragma once
@@ -15,6 +16,11 @@
 namespace mmfs::fs {
 
 enum class ExtentMode { kAuto, kOff, kFixed };
+
+// A fixed extent's size (`-o extents=SIZE`) is within these bounds; the sizes `auto` chooses are
+// multiples of the smaller.
+inline constexpr uint64_t kMinExtentBytes = 64ull << 10;
+inline constexpr uint64_t kMaxExtentBytes = 64ull << 20;
 
 struct ExtentOptions {
   ExtentMode mode = ExtentMode::kAuto;

@@ -12,13 +12,13 @@
 namespace mmfs::fs {
 
 FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
-                       OriginReader& origin, ViewFiles& views, Prefetcher& prefetcher,
-                       ExtentReader& extents, uint64_t max_cached_file_bytes)
+                       OriginReader& origin, Prefetcher& prefetcher, ExtentReader& extents,
+                       MissLoader& loader, uint64_t max_cached_file_bytes)
     : tiers_(tiers),
       origin_(origin),
-      views_(views),
       prefetcher_(prefetcher),
       extents_(extents),
+      loader_(loader),
       max_cached_file_bytes_(max_cached_file_bytes),
       ram_what_if_(tiers.ram().Counters().bytes_budget, dataset.manifest().files,
                    cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
@@ -33,125 +33,6 @@ FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
 bool FileReader::LoadsWhole(uint64_t size) const {
   return size <= max_cached_file_bytes_ &&
          (size <= tiers_.ram().MaxEntryBytes() || size <= origin_.read_buffer().budget());
-}
-
-Result<cache::Blob> FileReader::LoadForRead(const TreeFile& f) {
-  if (cache::Blob b = prefetcher_.Take(f.key)) return b;
-  // Neighbours an extent read kept are originals, keyed by entry (in any tree: an original's
-  // key is its entry's, a resized file's a ViewKey).
-  if (!IsViewKey(f.key)) {
-    if (cache::Blob b = extents_.Take(f.key)) return b;
-  }
-  std::vector<format::Entry> base = origin_.SampleMembers(f.entry, prefetcher_.FileLimit());
-  std::vector<TreeFile> members = views_.Members(f.tree, base);
-  cache::ClusterTier* cluster = tiers_.cluster();
-  if (cluster != nullptr) {
-    // One multi-get for the whole sample: k.jpg brings k.txt from the cluster as from a shard.
-    std::vector<uint64_t> keys;
-    for (const TreeFile& m : members) {
-      if (m.key == f.key || !tiers_.ram().Contains(m.key)) keys.push_back(m.key);
-    }
-    cache::Blob wanted;
-    for (auto& [key, blob] : cluster->LookupMany(keys)) {
-      if (key == f.key) {
-        wanted = std::move(blob);
-      } else {
-        prefetcher_.PutMember(key, std::move(blob));
-      }
-    }
-    if (wanted != nullptr && wanted->size() == f.size()) return wanted;
-  }
-  Result<cache::Blob> wanted = Status::Ok();
-  if (f.tree == 0) {
-    // Originals only, back to back in one shard: one read. Members the RAM tier holds are not
-    // read again: the tier admits files one by one, so a sample's image may be held where its
-    // caption is not, and the caption's miss would fetch the image's bytes once more every
-    // epoch. The run of members around `f` that the tier lacks is read: still one
-    // read, of neighbours.
-    size_t first = 0, last = base.size();
-    for (size_t i = 0; i < base.size(); ++i) {
-      if (base[i].index == f.entry.index || !tiers_.ram().Contains(base[i].index)) continue;
-      if (base[i].index < f.entry.index) {
-        first = i + 1;
-      } else {
-        last = std::min(last, i);
-      }
-    }
-    base = std::vector<format::Entry>(base.begin() + static_cast<std::ptrdiff_t>(first),
-                                      base.begin() + static_cast<std::ptrdiff_t>(last));
-    // From a slow origin, the extent around the sample, in one read (extent_reader.h).
-    ExtentReader::Plan extent = extents_.PlanMiss(f.entry, base);
-    const uint64_t first_member = base.front().index, last_member = base.back().index;
-    auto found = [&](const format::Entry& m, cache::Blob blob) {
-      if (cluster != nullptr) cluster->Insert(m.index, blob);  // fill for other hosts
-      if (m.index < first_member || m.index > last_member) {
-        extents_.Keep(extent, m, std::move(blob));
-      } else {
-        prefetcher_.PutMember(m.index, std::move(blob));
-      }
-    };
-    wanted = origin_.LoadSample(f.entry, extent.empty() ? base : extent.files, found);
-    if (!wanted.ok() && !extent.empty() && wanted.status().code() == StatusCode::kIoError) {
-      // A bad spot anywhere in the extent must not cost this sample its read: read it alone.
-      extents_.Abandon(extent);
-      wanted = origin_.LoadSample(f.entry, base, found);
-    }
-  } else {
-    wanted = LoadViewSample(f, members);
-  }
-  if (wanted.ok() && cluster != nullptr) cluster->Insert(f.key, *wanted);
-  return wanted;
-}
-
-Result<cache::Blob> FileReader::LoadViewSample(const TreeFile& f,
-                                               const std::vector<TreeFile>& members) {
-  cache::ClusterTier* cluster = tiers_.cluster();
-  auto put = [&](cache::CacheKey key, cache::Blob blob) {
-    if (cluster != nullptr) cluster->Insert(key, blob);
-    prefetcher_.PutMember(key, std::move(blob));
-  };
-  // The sample's originals (captions, small images) and resized images live in different
-  // shards: one read for each run of neighbours.
-  std::vector<format::Entry> originals;
-  std::vector<TreeFile> resized;
-  for (const TreeFile& m : members) {
-    if (m.key == f.key) continue;
-    if (m.resized()) {
-      resized.push_back(m);
-    } else {
-      originals.push_back(m.entry);
-    }
-  }
-  Result<cache::Blob> wanted = Status::Ok();
-  if (f.resized()) {
-    wanted = views_.Load(f, ReadCause::kDemand);
-  } else {
-    // f with the originals that lie back to back with it (a sample's captions): one read.
-    std::vector<format::Entry> run = originals;
-    run.push_back(f.entry);
-    std::sort(run.begin(), run.end(), [](const format::Entry& a, const format::Entry& b) {
-      return a.record.data_offset < b.record.data_offset;
-    });
-    bool back_to_back = true;
-    for (size_t i = 1; i < run.size(); ++i) {
-      back_to_back = back_to_back && run[i].record.shard == run[0].record.shard &&
-                     run[i - 1].record.data_offset + run[i - 1].size() == run[i].record.data_offset;
-    }
-    if (!back_to_back) run = {f.entry};
-    wanted = origin_.LoadSample(f.entry, run,
-                                [&](const format::Entry& m, cache::Blob b) { put(m.index, b); });
-    if (back_to_back) originals.clear();
-  }
-  if (!wanted.ok()) return wanted;
-  if (!originals.empty()) {
-    origin_.ReadCoalesced(std::move(originals), ReadCause::kDemand,
-                          [&](const format::Entry& m, cache::Blob b) { put(m.index, b); });
-  }
-  if (!resized.empty()) {
-    views_.LoadMany(std::move(resized), ReadCause::kDemand,
-                    [&](const TreeFile& m, cache::Blob b) { put(m.key, b); });
-  }
-  return wanted;
 }
 
 Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t size,
@@ -186,7 +67,7 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
       f.key,
       [&]() -> Result<cache::Blob> {
         if (known != nullptr) return known;
-        return LoadForRead(f);
+        return loader_.Load(f, prefetcher_);
       },
       &served_by);
   if (offset == 0) {

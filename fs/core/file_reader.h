@@ -3,24 +3,17 @@
 //
 // In order: the read buffer (a file read in several READs that the RAM tier did not keep), the
 // streamed path for a file too large to load whole (OriginReader::ReadRange), else the tier
-// stack (RAM, then SSD) with the miss loader behind it: a prefetched copy, else the sample from
-// the cluster tier in one multi-get, else the sample from its shard (OriginReader::LoadSample).
-// What a miss loads is filled into the cluster tier for other hosts; the other members of the
-// sample wait in the prefetch buffer. A file of a view is the same: its key (a resized image's
-// own, ViewKey) and its sample's members are the view's files, so a resized image read from the
-// view's shard brings its caption from the base shard, and the other way round. Every first READ
-// of a file is recorded for the what-if curves, and the hit ratios are sampled into a history for
-// `mmfs stats --plot`. A miss of an original does not read again the sample's members the RAM
-// tier holds. A READ that reaches the end of a file the RAM tier holds says so
-// (ReadData::tier_holds): the FUSE layer then drops the file's pages from the page cache, so the
-// bytes are held once.
+// stack (RAM, then SSD, single flight) with the miss loader behind it (fs/read/miss_loader.h:
+// a prefetched copy or a kept neighbour, else the sample from the cluster tier, from its shard
+// or the extent around it, or a view's sample), lending it the prefetch buffer for the sample's
+// other members. Every first READ of a file is recorded for the what-if curves, and the hit
+// ratios are sampled into a history for `mmfs stats --plot`. A READ that reaches the end of a
+// file the RAM tier holds says so (ReadData::tier_holds): the FUSE layer then drops the file's
+// pages from the page cache, so the bytes are held once. A READ the SSD tier served tells the
+// extent reader, whose neighbour written there is then used.
 //
-// A miss of an original from a slow origin may read the shard extent around its sample instead
-// (extent_reader.h): the sample's members go to the prefetch buffer as usual, the neighbours to
-// the extent reader, which keeps them (SSD tier or its RAM area) for their readers.
-//
-// Ownership: borrows the dataset, the tier stack, the origin reader, the view files, the
-// prefetcher and the extent reader, which must outlive it.
+// Ownership: borrows the tier stack, the origin reader, the prefetcher, the extent reader and
+// the miss loader, which must outlive it.
 // Thread-safety: all methods are thread-safe. history_mu_ is a leaf lock.
 #pragma once
 
@@ -41,6 +34,7 @@
 #include "fs/core/prefetcher.h"
 #include "fs/core/stats.h"
 #include "fs/core/view_files.h"
+#include "fs/read/miss_loader.h"
 
 namespace mmfs::fs {
 
@@ -48,7 +42,7 @@ class FileReader {
  public:
   // `max_cached_file_bytes`: the largest file loaded whole into memory.
   FileReader(const format::Dataset& dataset, cache::TierStack& tiers, OriginReader& origin,
-             ViewFiles& views, Prefetcher& prefetcher, ExtentReader& extents,
+             Prefetcher& prefetcher, ExtentReader& extents, MissLoader& loader,
              uint64_t max_cached_file_bytes);
 
   // [offset, offset + size) of regular file `f`, clipped to its end. `known`: the file's bytes,
@@ -73,17 +67,12 @@ class FileReader {
   // Whether a file of `size` bytes is loaded whole on a miss: if it is not too large to hold
   // and the RAM tier could admit it or the read buffer hold it. Otherwise it is streamed.
   bool LoadsWhole(uint64_t size) const;
-  // The tier stack's loader: a prefetched copy, else the sample from the cluster or the origin.
-  Result<cache::Blob> LoadForRead(const TreeFile& f);
-  // LoadForRead's origin part for a file of a view: `f` from its shard (view or base), the other
-  // members from theirs, handed to the prefetch buffer.
-  Result<cache::Blob> LoadViewSample(const TreeFile& f, const std::vector<TreeFile>& members);
 
   cache::TierStack& tiers_;
   OriginReader& origin_;
-  ViewFiles& views_;
   Prefetcher& prefetcher_;
   ExtentReader& extents_;
+  MissLoader& loader_;
   const uint64_t max_cached_file_bytes_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // What-if curves of the RAM tier (every file read the daemon sees) and of the SSD tier (the

@@ -7,8 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
-// The stack is owned here and lent to the rooms that read or fill it (FileReader, Prefetcher,
-// ExtentReader, Warmup); Stats reads the RAM tier's counters as the snapshot's first tier.
+// The stack is owned here and lent to the rooms that read or fill it (FileReader, MissLoader,
+// Prefetcher, ExtentReader, Warmup); Stats reads the RAM tier's counters as the snapshot's first
+// tier.
 #include "cache/tier_stack.h"
 #include "fs/base/file_util.h"
 #include "fs/base/memory_budget.h"
@@ -25,6 +26,7 @@
 #include "fs/core/view_files.h"
 #include "fs/core/view_namespace.h"
 #include "fs/core/warmup.h"
+#include "fs/read/miss_loader.h"
 
 namespace mmfs::fs {
 
@@ -44,7 +46,6 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   }
   OriginReaderOptions oo;
   oo.drop_origin_pages = options_.drop_origin_pages;
-  oo.sample_members = options_.readahead;
   oo.read_buffer_bytes = options_.read_buffer_bytes;
   origin_ = std::make_unique<OriginReader>(*dataset_, metrics_, oo, std::move(io));
   PrefetcherOptions po;
@@ -59,12 +60,15 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
   view_files_ = std::make_unique<ViewFiles>(*dataset_, std::move(view_set), options_.root_view,
                                             *origin_);
-  extents_ = std::make_unique<ExtentReader>(*dataset_, *origin_, *tiers_, options_.extents);
-  po.take_elsewhere = [extents = extents_.get()](uint64_t key) { return extents->Take(key); };
-  prefetcher_ = std::make_unique<Prefetcher>(*dataset_, *origin_, *view_files_, *tiers_, po);
-  reader_ = std::make_unique<FileReader>(*dataset_, *tiers_, *origin_, *view_files_, *prefetcher_,
-                                         *extents_, options_.max_cached_file_bytes);
-  warmup_ = std::make_unique<Warmup>(*dataset_, *origin_, *tiers_, options_.mountpoint,
+  extents_ = std::make_unique<ExtentReader>(*dataset_, *tiers_, options_.extents);
+  MissLoaderOptions mo;
+  mo.sample_members = options_.readahead;
+  loader_ = std::make_unique<MissLoader>(*dataset_, *origin_, *view_files_, *tiers_, *extents_,
+                                         mo);
+  prefetcher_ = std::make_unique<Prefetcher>(*dataset_, *view_files_, *tiers_, *loader_, po);
+  reader_ = std::make_unique<FileReader>(*dataset_, *tiers_, *origin_, *prefetcher_, *extents_,
+                                         *loader_, options_.max_cached_file_bytes);
+  warmup_ = std::make_unique<Warmup>(*dataset_, *loader_, *tiers_, options_.mountpoint,
                                      options_.max_cached_file_bytes,
                                      [this] { reader_->RecordHistory(); });
   views_ = std::make_unique<ViewNamespace>(

@@ -7,17 +7,19 @@
 // attributes, directory listing, xattrs, and which room a request goes to. The rooms
 // (docs/architecture.md):
 //   ControlDir   the hidden `.mmfs` directory: stats snapshots, the hint and control links
-//   FileReader   the bytes of a READ: read buffer, tier stack, miss loader
+//   FileReader   the bytes of a READ: read buffer, tier stack, and on a miss the MissLoader
+//   MissLoader   what missed every tier, for FileReader, Prefetcher and Warmup: sample members,
+//                the extent plan, the cluster multi-get and fill, a view's samples
 //   OriginReader every read of the shards, checked, counted by cause
 //   Prefetcher   patterns, the hint, sample members, the push into the page cache
-//   ExtentReader a miss from a slow origin reads the extent around its sample; the neighbours
-//                wait in the SSD tier or a RAM area for their readers
+//   ExtentReader what extent reads share (a miss from a slow origin reads the extent around its
+//                sample): the plan's state, the neighbours waiting in the SSD tier or a RAM area
 //   Warmup       `mmfs warmup`'s control lines, on its own thread
 //   ViewFiles    the mount's trees (original, views): which bytes a file is, its cache key
 //   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
 // A READ of a regular file feeds the prefetcher (patterns, hint), then FileReader serves it:
-// from the tiers, or on a miss from a prefetched copy, the cluster or the sample's shard read,
-// checked against its xxh3 before anything is served. Each byte of a file is read from the
+// from the tiers, or on a miss through the MissLoader from a prefetched copy, the cluster or the
+// sample's shard read, checked against its xxh3 before anything is served. Each byte of a file is read from the
 // origin about once per pass.
 //
 // Ownership: owns the dataset and every room. Rooms are destroyed in reverse order of
@@ -54,6 +56,7 @@ namespace mmfs::fs {
 class ControlDir;
 class ExtentReader;
 class FileReader;
+class MissLoader;
 class ReaderAccounting;
 class OriginReader;
 class Prefetcher;
@@ -193,6 +196,7 @@ class Filesystem {
   std::unique_ptr<OriginReader> origin_;
   std::unique_ptr<ViewFiles> view_files_;
   std::unique_ptr<ExtentReader> extents_;
+  std::unique_ptr<MissLoader> loader_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<FileReader> reader_;
   std::unique_ptr<ViewNamespace> views_;

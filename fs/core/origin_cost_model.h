@@ -1,5 +1,5 @@
 // OriginCostModel: what one read of the origin costs, learnt from the daemon's own reads, and the
-// read size that pays on it (used by the extent reader, extent_reader.h).
+// read size that pays on it (used by the extent plan, fs/read/extent_plan.h).
 //
 // Each origin read is an observation (bytes, seconds). The model fits seconds = latency +
 // bytes / bandwidth by least squares over the recent reads (weights halve every `half_life`

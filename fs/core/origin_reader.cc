@@ -57,40 +57,6 @@ Status OriginReader::CountError(const Status& s) {
   return s;
 }
 
-std::vector<format::Entry> OriginReader::SampleMembers(const format::Entry& e,
-                                                       uint64_t max_other_bytes) const {
-  constexpr size_t kMaxMembers = 32;
-  const uint64_t max_span = std::min<uint64_t>(16ull << 20, e.size() + max_other_bytes);
-  std::vector<format::Entry> members = {e};
-  if (!options_.sample_members) return members;
-  auto same_sample = [&](const format::Entry& o) {
-    return o.is_regular() && o.record.parent == e.record.parent &&
-           o.record.sample == e.record.sample && o.record.shard == e.record.shard;
-  };
-  // Members are neighbours: names sharing a key sort together within their directory.
-  for (uint64_t i = e.index; i > 0 && members.size() < kMaxMembers; --i) {
-    auto o = dataset_.GetEntry(i - 1);
-    if (!o.ok() || !same_sample(*o)) break;
-    members.insert(members.begin(), *o);
-  }
-  for (uint64_t i = e.index + 1; members.size() < kMaxMembers; ++i) {
-    auto o = dataset_.GetEntry(i);
-    if (!o.ok() || !same_sample(*o)) break;
-    members.push_back(*o);
-  }
-  // They must be back to back in the shard (the packer writes them so) and not too large.
-  for (size_t i = 1; i < members.size(); ++i) {
-    if (members[i - 1].record.data_offset + members[i - 1].size() !=
-        members[i].record.data_offset) {
-      return {e};
-    }
-  }
-  uint64_t span = members.back().record.data_offset + members.back().size() -
-                  members.front().record.data_offset;
-  if (span > max_span) return {e};
-  return members;
-}
-
 Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
                                              const std::vector<format::Entry>& members,
                                              const Found& other) {

@@ -1,8 +1,9 @@
 // OriginReader: the daemon's reads of the dataset's own shards (the origin), and their counters.
 // (A view's resized images are read from the view's shards by ViewFiles, view_files.h, not here.)
 //
-// - A demand miss loads the file's whole sample (SampleMembers: k.jpg with k.txt, k.json, back to
-//   back in the shard) in one read (LoadSample).
+// - A demand miss loads the file's whole sample (k.jpg with k.txt, k.json, back to back in the
+//   shard: the miss loader's SampleMembers, fs/read/miss_loader.h), or the extent around it, in
+//   one read (LoadSample).
 // - The prefetcher and warm-up read lists of files with neighbours coalesced into large
 //   sequential reads (ReadCoalesced).
 // - A file too large to load whole is checked once by streaming, then read by range
@@ -64,8 +65,6 @@ struct CauseCounters {
 struct OriginReaderOptions {
   // Advise the kernel to drop shard pages once read (Dataset::NoteOriginRead).
   bool drop_origin_pages = true;
-  // Whether a miss loads the whole sample (off: just the file).
-  bool sample_members = true;
   uint64_t read_buffer_bytes = 64ull << 20;
 };
 
@@ -77,11 +76,7 @@ class OriginReader {
   OriginReader(const format::Dataset& dataset, Metrics& metrics, OriginReaderOptions options,
                std::unique_ptr<OriginIo> io = nullptr);
 
-  // `e` and the other files of its sample that lie next to it in the shard (at most 32), if the
-  // others together are at most `max_other_bytes`; else just `e`.
-  std::vector<format::Entry> SampleMembers(const format::Entry& e,
-                                           uint64_t max_other_bytes) const;
-  // Reads `members` (from SampleMembers(e), or an extent's files: one shard, e among them) in one
+  // Reads `members` (a sample's, or an extent's files: one shard, e among them) in one
   // demand read of the span covering them all and returns e's bytes, checked;
   // `other` receives each other member whose bytes pass their check (a damaged one is left for
   // its own read to report). Errors are counted (CountError).

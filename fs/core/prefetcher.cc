@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "fs/read/neighbour_walk.h"
 
 namespace mmfs::fs {
 
@@ -25,12 +25,12 @@ uint32_t HintWindow(const format::Manifest& m, uint64_t buffer_bytes) {
 uint32_t HintBatch(uint32_t window) { return std::clamp<uint32_t>(window / 8, 1, 32); }
 }  // namespace
 
-Prefetcher::Prefetcher(const format::Dataset& dataset, OriginReader& origin, ViewFiles& views,
-                       cache::TierStack& tiers, PrefetcherOptions options)
+Prefetcher::Prefetcher(const format::Dataset& dataset, ViewFiles& views, cache::TierStack& tiers,
+                       MissLoader& loader, PrefetcherOptions options)
     : dataset_(dataset),
-      origin_(origin),
       views_(views),
       tiers_(tiers),
+      loader_(loader),
       options_(std::move(options)),
       buffer_(options_.buffer_bytes),
       detector_(options_.readahead),
@@ -88,25 +88,25 @@ void Prefetcher::PredictAndSubmit(const TreeFile& f, uint64_t stream) {
   // in sample order, and the runs of sibling directories (class folders) follow each other in
   // the same order. Walk both ways until past the predicted range; where a deeper layout breaks
   // that order the walk just stops early.
-  constexpr uint64_t kMaxSteps = 4096;
-  auto visit = [&](uint64_t index) {
-    auto o = dataset_.GetEntry(index);
-    if (!o.ok()) return false;
-    if (!o->is_regular()) return true;  // a subdirectory between files
-    int64_t s = o->record.sample;
+  constexpr size_t kMaxSteps = 4096;
+  auto visit = [&](const format::Entry& o, WalkDirection direction) {
+    if (!o.is_regular()) return WalkStep::kOn;  // a subdirectory between files
+    int64_t s = o.record.sample;
     if (wanted.count(s) > 0) {
       // As a file of the reader's tree: a resized image under its own key; left out: skipped.
-      if (auto tf = views_.Resolve(f.tree, *o); tf.ok()) job.keys.push_back(tf->key);
+      if (auto tf = views_.Resolve(f.tree, o); tf.ok()) job.keys.push_back(tf->key);
     }
-    return s >= lo && s <= hi ? true : (index > e.index ? s < lo : s > hi);
+    // On through the range and through what lies before it on this side.
+    const bool on = (s >= lo && s <= hi) || (direction == WalkDirection::kUp ? s < lo : s > hi);
+    return on ? WalkStep::kOn : WalkStep::kStop;
   };
   if (hi > sample) {
-    for (uint64_t i = e.index + 1, n = 0; n < kMaxSteps && visit(i); ++i, ++n) {
-    }
+    WalkNeighbours(dataset_, e.index, WalkDirection::kUp, kMaxSteps,
+                   [&](const format::Entry& o) { return visit(o, WalkDirection::kUp); });
   }
   if (lo < sample) {
-    for (uint64_t i = e.index, n = 0; i > 0 && n < kMaxSteps && visit(i - 1); --i, ++n) {
-    }
+    WalkNeighbours(dataset_, e.index, WalkDirection::kDown, kMaxSteps,
+                   [&](const format::Entry& o) { return visit(o, WalkDirection::kDown); });
   }
   if (!job.keys.empty()) workers_->Submit(std::move(job));
 }
@@ -123,7 +123,7 @@ void Prefetcher::Submit(const std::vector<uint64_t>& positions, cache::PrefetchP
     auto e = dataset_.GetEntry(p % entries);
     if (!e.ok() || !e->is_regular()) continue;
     for (const TreeFile& m :
-         views_.Members(p / entries, origin_.SampleMembers(*e, FileLimit()))) {
+         views_.Members(p / entries, loader_.SampleMembers(*e, FileLimit()))) {
       job.keys.push_back(m.key);
     }
     if (job.keys.size() >= kJobKeys) {
@@ -139,47 +139,18 @@ void Prefetcher::RunJob(const cache::PrefetchJob& job) {
   std::vector<uint64_t> candidates;
   for (uint64_t k : job.keys) {
     if (tiers_.ram().Contains(k)) continue;
-    if (options_.take_elsewhere) {
-      if (cache::Blob b = options_.take_elsewhere(k)) {
-        buffer_.Put(k, std::move(b), job.pattern);
-        continue;
-      }
+    // Kept by an extent read (waits for one in flight): moved here, where the push can store
+    // it, instead of being read again.
+    if (cache::Blob b = loader_.TakeNeighbour(k)) {
+      buffer_.Put(k, std::move(b), job.pattern);
+      continue;
     }
     candidates.push_back(k);
   }
   std::vector<uint64_t> mine = buffer_.BeginLoad(candidates);
-  cache::ClusterTier* cluster = tiers_.cluster();
-  std::unordered_map<uint64_t, cache::Blob> from_cluster;
-  if (cluster != nullptr) {
-    // One multi-get for the batch; only what the cluster lacks is read from the origin.
-    from_cluster = cluster->LookupMany(mine);
-    for (auto& [k, blob] : from_cluster) buffer_.Put(k, blob, job.pattern);
-  }
-  std::vector<format::Entry> entries;
-  std::vector<TreeFile> resized;
-  for (uint64_t k : mine) {
-    if (from_cluster.count(k) > 0) continue;
-    // A file the buffer cannot hold next to others would push out what waits there, or be
-    // dropped on arrival: its reader loads it.
-    if (IsViewKey(k)) {
-      auto f = views_.FileOfKey(k);
-      if (f.ok() && f->size() <= FileLimit()) resized.push_back(*f);
-      continue;
-    }
-    auto e = dataset_.GetEntry(k);
-    if (e.ok() && e->is_regular() && e->size() <= FileLimit()) entries.push_back(*e);
-  }
-  views_.LoadMany(std::move(resized), ReadCause::kPrefetch,
-                  [&](const TreeFile& f, cache::Blob blob) {
-                    if (cluster != nullptr) cluster->Insert(f.key, blob);
-                    buffer_.Put(f.key, std::move(blob), job.pattern);
-                  });
-  // Damaged files are not loaded ahead; their own reads report them.
-  origin_.ReadCoalesced(std::move(entries), ReadCause::kPrefetch,
-                        [&](const format::Entry& e, cache::Blob blob) {
-                          if (cluster != nullptr) cluster->Insert(e.index, blob);  // other hosts
-                          buffer_.Put(e.index, std::move(blob), job.pattern);
-                        });
+  loader_.LoadAhead(mine, FileLimit(), [&](cache::CacheKey k, cache::Blob blob) {
+    buffer_.Put(k, std::move(blob), job.pattern);
+  });
   buffer_.EndLoad(mine);
 }
 

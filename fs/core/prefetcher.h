@@ -2,11 +2,14 @@
 // into the kernel's page cache by a push).
 //
 // Three sources of predictions: the access pattern of each reader stream (cache/access_pattern.h:
-// runs of consecutive or strided samples), the hinted order (MNT/.mmfs/hint, hinted_order.h),
-// and the other members of a sample a demand read brought along (PutMember). Jobs run on the
-// prefetch workers; neighbours are read from the origin in one coalesced read (cause: prefetch)
-// or taken from the cluster tier in one multi-get, and held in the prefetch buffer until their
-// reader takes them (counted used) or they are pushed out (wasted).
+// runs of consecutive or strided samples, found by walking the index around the file read,
+// fs/read/neighbour_walk.h), the hinted order (MNT/.mmfs/hint, hinted_order.h), and the other
+// members of a sample a demand read brought along (PutMember: the prefetch buffer is the demand
+// load's MemberBuffer, fs/read/miss_loader.h). Jobs run on the prefetch workers: a prediction
+// an extent read kept is moved over from the extent reader; the rest is loaded by the miss
+// loader (LoadAhead: one cluster multi-get, then coalesced shard reads, cause prefetch). All of
+// it is held in the prefetch buffer until its reader takes it (counted used) or it is pushed
+// out (wasted).
 //
 // Every tree of the mount (view_files.h) is predicted the same way: a read in `@256/` predicts
 // the same neighbours and sample members as in the original tree, as files of `@256/` (resized
@@ -19,7 +22,7 @@
 // cache by the front-end's `store`, and on success taken as a READ of the whole file would take
 // it. The claim keeps two pushes (or a push and a reader) from serving one copy twice.
 //
-// Ownership: borrows the dataset, the origin reader, the view files and the tier stack, which
+// Ownership: borrows the dataset, the view files, the tier stack and the miss loader, which
 // must outlive it;
 // owns the buffer, the detector, the hinted order and the worker threads (stopped first in the
 // destructor, so no job runs against members already gone).
@@ -39,10 +42,10 @@
 #include "cache/prefetch_buffer.h"
 #include "cache/prefetch_workers.h"
 #include "cache/tier_stack.h"
-#include "fs/core/origin_reader.h"
 #include "fs/core/stats.h"
 #include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
+#include "fs/read/miss_loader.h"
 
 namespace mmfs::fs {
 
@@ -55,20 +58,16 @@ struct PrefetcherOptions {
   std::string mountpoint;  // hint lines may be absolute paths under it
   // Hint lines count only for files open to every user (FilesystemOptions says why).
   bool hint_open_to_all_only = false;
-  // The blob another room holds for `key`'s reader (the extent reader's neighbours; waits for
-  // an extent in flight), taken, or null. A prediction found there is moved into the buffer,
-  // where the push can store it, instead of being read from the origin again. Empty: none.
-  std::function<cache::Blob(uint64_t key)> take_elsewhere;
 };
 
-class Prefetcher {
+class Prefetcher final : public MemberBuffer {
  public:
   // Stores `size` bytes at `data` as the whole of the file in the kernel's page cache: 0 on
   // success, -ENOENT when the kernel has no inode for it yet, another -errno otherwise.
   using Store = std::function<int(const char* data, size_t size)>;
 
-  Prefetcher(const format::Dataset& dataset, OriginReader& origin, ViewFiles& views,
-             cache::TierStack& tiers, PrefetcherOptions options);
+  Prefetcher(const format::Dataset& dataset, ViewFiles& views, cache::TierStack& tiers,
+             MissLoader& loader, PrefetcherOptions options);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -76,13 +75,14 @@ class Prefetcher {
   // A READ of `f` at `offset` by `stream` (0: unknown): feeds the stream's pattern and the hint
   // and queues what they predict, as files of f's tree.
   void OnRead(const TreeFile& f, uint64_t offset, uint64_t stream);
-  // A prefetched copy of `key` (taken: counted used; waits for a load in flight), or null.
-  cache::Blob Take(uint64_t key) { return buffer_.Take(key); }
+  // The demand load's MemberBuffer (miss_loader.h). A prefetched copy of `key` (taken: counted
+  // used; waits for a load in flight), or null.
+  cache::Blob Take(uint64_t key) override { return buffer_.Take(key); }
   // A member of a sample that a demand read loaded with its file: held for its reader unless
   // the RAM tier has it already.
-  void PutMember(uint64_t key, cache::Blob blob);
+  void PutMember(uint64_t key, cache::Blob blob) override;
   // The largest file worth prefetching: one the buffer holds next to others.
-  uint64_t FileLimit() const;
+  uint64_t FileLimit() const override;
 
   // The hint protocol, read from MNT/.mmfs/hint (a LinePipe, line_pipe.h): one writer session
   // is one order, which replaces the previous one; each line is a path (relative to the mount
@@ -121,13 +121,14 @@ class Prefetcher {
   // Queues prefetch of the files at hint `positions` and the other members of their samples.
   void Submit(const std::vector<uint64_t>& positions, cache::PrefetchPattern pattern);
   void PredictAndSubmit(const TreeFile& f, uint64_t stream);
-  // On a worker: loads the job's files (cache keys), neighbours in one read, into the buffer.
+  // On a worker: loads the job's files (cache keys) into the buffer: kept neighbours moved
+  // over, the rest through the miss loader.
   void RunJob(const cache::PrefetchJob& job);
 
   const format::Dataset& dataset_;
-  OriginReader& origin_;
   ViewFiles& views_;
   cache::TierStack& tiers_;
+  MissLoader& loader_;
   const PrefetcherOptions options_;
   cache::PrefetchBuffer buffer_;
   cache::AccessPatternDetector detector_;

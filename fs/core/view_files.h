@@ -75,7 +75,7 @@ class ViewFiles {
   // `e` as a file of `tree` (any entry kind; only regular files have bytes). NotFound for a file
   // the view leaves out; a damaged view index is counted (CountError).
   Result<TreeFile> Resolve(size_t tree, const format::Entry& e) const;
-  // Sample members (OriginReader::SampleMembers) as files of `tree`; left-out files are dropped.
+  // Sample members (MissLoader::SampleMembers) as files of `tree`; left-out files are dropped.
   std::vector<TreeFile> Members(size_t tree, const std::vector<format::Entry>& members) const;
   // The resized file a view key names (prefetch jobs carry keys); NotFound if it names none.
   Result<TreeFile> FileOfKey(cache::CacheKey key) const;

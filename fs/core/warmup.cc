@@ -5,17 +5,18 @@
 #include <chrono>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "fs/core/control_protocol.h"
 #include "fs/core/paths.h"
 
 namespace mmfs::fs {
 
-Warmup::Warmup(const format::Dataset& dataset, OriginReader& origin, cache::TierStack& tiers,
+Warmup::Warmup(const format::Dataset& dataset, MissLoader& loader, cache::TierStack& tiers,
                std::string mountpoint, uint64_t max_cached_file_bytes,
                std::function<void()> idle_tick)
     : dataset_(dataset),
-      origin_(origin),
+      loader_(loader),
       tiers_(tiers),
       mountpoint_(std::move(mountpoint)),
       max_cached_file_bytes_(max_cached_file_bytes),
@@ -116,17 +117,15 @@ void Warmup::Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& bat
     entries.push_back(*e);
     tier_of[key] = tier;
   }
-  cache::ClusterTier* cluster = tiers_.cluster();
   std::vector<std::pair<uint64_t, cache::CacheTier*>> inserted;
   std::unordered_set<uint64_t> loaded;
-  origin_.ReadCoalesced(entries, ReadCause::kWarmup, [&](const format::Entry& e, cache::Blob blob) {
-    cache::CacheTier* tier = tier_of[e.index];
+  loader_.LoadWarm(entries, [&](cache::CacheKey key, cache::Blob blob) {
+    cache::CacheTier* tier = tier_of[key];
     // Keep a write-behind tier's queue from overflowing (it would drop the rest).
     if (tier->pending_bytes() > (32ull << 20)) tier->Flush();
-    if (cluster != nullptr) cluster->Insert(e.index, blob);
-    tier->Insert(e.index, blob);
-    loaded.insert(e.index);
-    inserted.emplace_back(e.index, tier);
+    tier->Insert(key, std::move(blob));
+    loaded.insert(key);
+    inserted.emplace_back(key, tier);
   });
   // A write-behind tier may still fail to store what it admitted (a full disk, a failing write):
   // only what it holds once its writes are done counts as warmed.

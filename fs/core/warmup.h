@@ -2,14 +2,15 @@
 // (control_protocol.h): loads files into the RAM or SSD tier, evicts them, acknowledges syncs.
 //
 // Loading runs on the warm-up thread, in batches of neighbours (index order is pack order), so
-// warm-up reads the origin in large sequential reads (counted as warm-up origin reads) and
-// inserts straight into the chosen tier, and into the cluster tier for other hosts. A file counts
+// warm-up reads the origin in large sequential reads (the miss loader's LoadWarm, counted as
+// warm-up origin reads, which also fills the cluster tier for other hosts) and inserts straight
+// into the chosen tier. A file counts
 // as warmed once the tier holds it after its writes are done (each batch is flushed), so a disk
 // that fills or fails shows as files not stored, with the tier's reason, never as warmed. The same
 // thread calls `idle_tick` every 10 s while idle (the hit-ratio history of stats --plot), and
 // once at start.
 //
-// Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
+// Ownership: borrows the dataset, the miss loader and the tier stack, which must outlive it;
 // owns its thread (joined by the destructor, which drops what is still queued).
 // Thread-safety: all methods are thread-safe; HandleLines runs on the control channel's thread.
 // mu_ is not held while loading, nor while calling idle_tick.
@@ -27,15 +28,15 @@
 #include <vector>
 
 #include "cache/tier_stack.h"
-#include "fs/core/origin_reader.h"
 #include "fs/core/stats.h"
 #include "fs/format/dataset.h"
+#include "fs/read/miss_loader.h"
 
 namespace mmfs::fs {
 
 class Warmup {
  public:
-  Warmup(const format::Dataset& dataset, OriginReader& origin, cache::TierStack& tiers,
+  Warmup(const format::Dataset& dataset, MissLoader& loader, cache::TierStack& tiers,
          std::string mountpoint, uint64_t max_cached_file_bytes, std::function<void()> idle_tick);
   ~Warmup();
   Warmup(const Warmup&) = delete;
@@ -51,7 +52,7 @@ class Warmup {
   void Load(const std::vector<std::pair<uint64_t, cache::CacheTier*>>& batch);
 
   const format::Dataset& dataset_;
-  OriginReader& origin_;
+  MissLoader& loader_;
   cache::TierStack& tiers_;
   const std::string mountpoint_;
   const uint64_t max_cached_file_bytes_;

@@ -1,4 +1,5 @@
-// Extent reads on demand misses (fs/core/extent_reader.h), driven through the Filesystem with a
+// Extent reads on demand misses (the plan: fs/read/extent_plan.h, alone in extent_plan_test.cc;
+// its state and the neighbours: fs/core/extent_reader.h), driven through the Filesystem with a
 // counting I/O seam and, for `auto`, a fixed origin cost: a miss reads the extent around its
 // sample in one origin read and its neighbours are then served without another; the neighbour
 // area lives in what the RAM tier has not filled; with no room or unused neighbours the reader
