@@ -8,7 +8,7 @@
 // (docs/architecture.md):
 //   ControlDir   the hidden `.mmfs` directory: stats snapshots, the hint and control links
 //   FileReader   the bytes of a READ: read buffer, tier stack, miss loader
-//   OriginReader every read of the shards, checked, counted by cause
+//   OriginReader every read of the origin (the dataset's and the views' shards), counted by cause
 //   Prefetcher   patterns, the hint, sample members, the push into the page cache
 //   ExtentReader a miss from a slow origin reads the extent around its sample; the neighbours
 //                wait in the SSD tier or a RAM area for their readers
@@ -20,7 +20,7 @@
 // checked against its xxh3 before anything is served. Each byte of a file is read from the
 // origin about once per pass.
 //
-// Ownership: owns the dataset and every room. Rooms are destroyed in reverse order of
+// Ownership: owns the dataset, the origin (its shards, fs/origin/origin.h) and every room. Rooms are destroyed in reverse order of
 // construction: warm-up and the prefetch workers stop before what they use goes.
 // Thread-safety: all methods are thread-safe, except SetHintTarget, SetControlTarget and
 // SetControlLinkTarget, which must be called before serving.
@@ -40,10 +40,10 @@
 #include "fs/core/fs_types.h"
 #include "fs/core/memory_governor.h"
 #include "fs/core/metrics.h"
-#include "fs/core/origin_io.h"
 #include "fs/core/stats.h"
 #include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
+#include "fs/origin/origin.h"
 
 namespace mmfs::cache {
 class TierStack;
@@ -63,10 +63,12 @@ class Warmup;
 
 class Filesystem {
  public:
-  // `tiers`: the mount's cache tiers (cache::BuildTierStack). `io` null: the dataset's shard
-  // files (tests put a fault-injecting OriginIo here).
+  // `tiers`: the mount's cache tiers (cache::BuildTierStack). `origin`: where the shards are,
+  // the dataset's own added as origin::kDatasetTree (format::OpenLocalDataset; tests wrap it to
+  // count or fail reads); the published views' shards are added to it here (ViewSet::Open), and
+  // it is advised as `options` say (random access, direct reads, drop-behind).
   Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-             std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<OriginIo> io = nullptr);
+             std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<origin::Origin> origin);
   ~Filesystem();
 
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
@@ -171,8 +173,8 @@ class Filesystem {
   Metrics& metrics() { return metrics_; }
 
  private:
-  // Builds the rooms over dataset_ and tiers_, in member order.
-  void MakeRooms(std::unique_ptr<OriginIo> io);
+  // Builds the rooms over dataset_, shard_origin_ and tiers_, in member order.
+  void MakeRooms();
   Result<format::Entry> EntryForIno(uint64_t ino) const;
   Attr EntryAttr(const format::Entry& e) const;
   // The attributes of `ino` in whichever room owns it.
@@ -187,6 +189,7 @@ class Filesystem {
 
   // In construction order (each room borrows only rooms above it).
   std::unique_ptr<format::Dataset> dataset_;
+  std::unique_ptr<origin::Origin> shard_origin_;  // read only through origin_ (OriginReader)
   const FilesystemOptions options_;
   Metrics metrics_;
   std::unique_ptr<cache::TierStack> tiers_;

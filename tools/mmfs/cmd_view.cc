@@ -15,6 +15,7 @@
 #include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"
 #include "tools/mmfs/commands.h"
 #include "tools/view/view_builder.h"
@@ -212,14 +213,15 @@ int RunViewRm(const ViewArgs& args) {
 }
 
 int RunViewLs(const ViewArgs& args) {
-  auto ds = format::Dataset::Open(args.dataset);
+  // The dataset's and the views' shards are checked as a mount would open them.
+  auto ds = format::OpenLocalDataset(args.dataset);
   if (!ds.ok()) {
     PrintError(ds.status().message());
     return 1;
   }
-  format::ViewSet views = format::ViewSet::Open(**ds);
+  format::ViewSet views = format::ViewSet::Open(*ds->dataset, *ds->origin);
   std::vector<view::PartialView> partials = view::ListPartials(args.dataset);
-  const uint64_t base_bytes = DatasetBytesOnDisk((*ds)->manifest());
+  const uint64_t base_bytes = DatasetBytesOnDisk(ds->dataset->manifest());
   if (args.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : views.views()) {

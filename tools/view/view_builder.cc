@@ -20,6 +20,8 @@
 #include "fs/base/json_text.h"
 #include "fs/format/dataset.h"
 #include "fs/format/dataset_writer.h"
+#include "fs/format/local_dataset.h"
+#include "fs/format/shard_reads.h"
 #include "fs/format/view_format.h"
 #include "fs/format/view_manifest.h"
 #include "fs/format/view_set.h"
@@ -105,10 +107,11 @@ struct Counts {
 class Builder {
  public:
   Builder(const ViewOptions& options, pack::OnBadImage on_bad, const format::Dataset& dataset,
-          pack::PackReporter& reporter, std::string work_dir)
+          origin::Origin& shards, pack::PackReporter& reporter, std::string work_dir)
       : options_(options),
         on_bad_(on_bad),
         dataset_(dataset),
+        origin_(shards),
         reporter_(reporter),
         work_dir_(std::move(work_dir)) {}
 
@@ -305,17 +308,16 @@ class Builder {
       out->read_error = e.status();
       return;
     }
-    std::string bytes(e->size(), '\0');
-    Status st = dataset_.ReadVerified(*e, bytes.data());
-    if (!st.ok()) {
-      out->read_error = st.WithContext("reading the original (run mmfs verify)");
+    auto bytes = format::ReadVerified(origin_, dataset_, *e);
+    if (!bytes.ok()) {
+      out->read_error = bytes.status().WithContext("reading the original (run mmfs verify)");
       return;
     }
     ResizeRequest req;
     req.kind = c.kind;
     req.side = options_.side;
     req.quality = options_.quality;
-    out->image = ResizeImage(bytes, req);
+    out->image = ResizeImage(std::string_view(bytes->data(), bytes->size()), req);
   }
 
   // Workers take candidates in order, at most `window` ahead of the commit; this thread commits
@@ -543,6 +545,7 @@ class Builder {
   const ViewOptions& options_;
   const pack::OnBadImage on_bad_;
   const format::Dataset& dataset_;
+  origin::Origin& origin_;  // the dataset's shards (kDatasetTree), read by the workers
   pack::PackReporter& reporter_;
   const std::string work_dir_;
   std::string path_;  // the checkpoint file
@@ -615,8 +618,8 @@ Result<ViewSummary> BuildView(const ViewOptions& options, pack::PackReporter& re
     return Status::InvalidArgument("view shard size must be at least 64K");
   }
   MMFS_RETURN_IF_ERROR(InitImageLibrary());
-  MMFS_ASSIGN_OR_RETURN(std::unique_ptr<format::Dataset> dataset,
-                        format::Dataset::Open(options.dataset));
+  MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(options.dataset));
+  const std::unique_ptr<format::Dataset>& dataset = local.dataset;
   MMFS_ASSIGN_OR_RETURN(pack::OnBadImage on_bad, OnBadOf(options, dataset->manifest()));
   const std::string views_dir = options.dataset + "/" + format::kViewsDirName;
   const std::string final_dir = format::ViewDir(options.dataset, options.side);
@@ -646,7 +649,7 @@ Result<ViewSummary> BuildView(const ViewOptions& options, pack::PackReporter& re
   RemoveStalePartials(views_dir, options.side, resume ? work : "", reporter);
   if (!resume && ::mkdir(work.c_str(), 0755) != 0) return Status::FromErrno(errno, "mkdir " + work);
   std::error_code ec;
-  Builder builder(options, on_bad, *dataset, reporter, work);
+  Builder builder(options, on_bad, *dataset, *local.origin, reporter, work);
   Status started = resume ? builder.Resume() : builder.Start();
   auto result = started.ok() ? builder.Run() : Result<ViewSummary>(started);
   if (!result.ok()) {
