@@ -40,8 +40,9 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
 
 void Filesystem::MakeRooms() {
   // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
-  // The advice holds for the views' shards too, added below; an origin that cannot do a part
-  // of it (not a local file) ignores that part.
+  // The advice is for the dataset's own shards: the views' trees, added below, are read without
+  // it (buffered, with the kernel's readahead). An origin that cannot do a part of it (not a
+  // local file) ignores that part.
   origin::OriginAdvice advice;
   advice.random_access = true;
   advice.direct_io = options_.direct_reads;

@@ -65,8 +65,9 @@ class Filesystem {
  public:
   // `tiers`: the mount's cache tiers (cache::BuildTierStack). `origin`: where the shards are,
   // the dataset's own added as origin::kDatasetTree (format::OpenLocalDataset; tests wrap it to
-  // count or fail reads); the published views' shards are added to it here (ViewSet::Open), and
-  // it is advised as `options` say (random access, direct reads, drop-behind).
+  // count or fail reads); it is advised as `options` say (random access, direct reads,
+  // drop-behind: for the dataset's shards), and the published views' shards are added to it
+  // here (ViewSet::Open).
   Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
              std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<origin::Origin> origin);
   ~Filesystem();
@@ -189,7 +190,8 @@ class Filesystem {
 
   // In construction order (each room borrows only rooms above it).
   std::unique_ptr<format::Dataset> dataset_;
-  std::unique_ptr<origin::Origin> shard_origin_;  // read only through origin_ (OriginReader)
+  // The shards, the views' trees added by MakeRooms; read only through origin_ (OriginReader).
+  std::unique_ptr<origin::Origin> shard_origin_;
   const FilesystemOptions options_;
   Metrics metrics_;
   std::unique_ptr<cache::TierStack> tiers_;

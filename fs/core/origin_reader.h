@@ -51,6 +51,7 @@
 
 namespace mmfs::fs {
 
+// The origin's types as the daemon's readers name them.
 using origin::OriginBytes;
 using origin::ShardRef;
 

@@ -67,8 +67,6 @@ Status LocalFileOrigin::AddTree(uint32_t tree, const TreeSpec& spec) {
     }
     s.fd = std::move(fd).value();
   }
-  if (advice_.random_access) AdviseRandom(*t);
-  if (advice_.direct_io) EnableDirectReads(*t);
   if (trees_.size() <= tree) trees_.resize(static_cast<size_t>(tree) + 1);
   trees_[tree] = std::move(t);
   return Status::Ok();
@@ -86,11 +84,11 @@ std::string LocalFileOrigin::ShardName(ShardRef ref) const {
 }
 
 void LocalFileOrigin::Advise(const OriginAdvice& advice) {
-  advice_ = advice;
   for (const auto& t : trees_) {
     if (t == nullptr) continue;
-    if (advice_.random_access) AdviseRandom(*t);
-    if (advice_.direct_io && !t->direct_ok.load(std::memory_order_relaxed)) EnableDirectReads(*t);
+    t->advice = advice;
+    if (advice.random_access) AdviseRandom(*t);
+    if (advice.direct_io && !t->direct_ok.load(std::memory_order_relaxed)) EnableDirectReads(*t);
   }
 }
 
@@ -167,7 +165,7 @@ Result<OriginBytes> LocalFileOrigin::ReadSpan(ShardRef ref, uint64_t offset, siz
     }
     if (got >= needed) {
       out.Keep(static_cast<size_t>(offset - first), len);
-      if (advice_.drop_behind) NoteRead(*s, len);
+      if (t.advice.drop_behind) NoteRead(*s, len);
       return out;
     }
   }
@@ -175,7 +173,7 @@ Result<OriginBytes> LocalFileOrigin::ReadSpan(ShardRef ref, uint64_t offset, siz
   if (out.buffer() == nullptr) return Status::ResourceExhausted("out of memory reading " + s->path);
   MMFS_RETURN_IF_ERROR(PreadFull(s->fd.get(), out.buffer(), len, offset, s->path));
   out.Keep(0, len);
-  if (advice_.drop_behind) NoteRead(*s, len);
+  if (t.advice.drop_behind) NoteRead(*s, len);
   return out;
 }
 

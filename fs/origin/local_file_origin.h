@@ -69,6 +69,7 @@ class LocalFileOrigin final : public Origin {
   struct Tree {
     std::unique_ptr<Shard[]> shards;
     size_t shard_count = 0;
+    OriginAdvice advice;  // as the last Advise after the tree was added said
     std::atomic<bool> direct_ok{false};
     // Direct I/O alignment of file offsets and lengths, and of the buffer.
     uint32_t offset_align = 4096, mem_align = 4096;
@@ -83,7 +84,6 @@ class LocalFileOrigin final : public Origin {
 
   const std::string root_;
   std::vector<std::unique_ptr<Tree>> trees_;  // by tree number; null where none was added
-  OriginAdvice advice_;
 };
 
 }  // namespace mmfs::origin

@@ -89,7 +89,7 @@ class Origin {
   virtual ~Origin() = default;
 
   // Adds `spec`'s shards as tree `tree`, each checked as it is added (present, the size the
-  // manifest says, its magic); the current advice applies to them. All or nothing: after an
+  // manifest says, its magic), with no advice taken for them yet. All or nothing: after an
   // error no shard of the tree is kept and `tree` may be added again. AlreadyExists if `tree`
   // is there already.
   virtual Status AddTree(uint32_t tree, const TreeSpec& spec) = 0;
@@ -103,8 +103,8 @@ class Origin {
   virtual Result<OriginBytes> ReadSpan(ShardRef ref, uint64_t offset, size_t len) = 0;
 
   virtual OriginCapabilities Capabilities() const = 0;
-  // Takes `advice` for the trees added so far and those added later; the parts the origin has
-  // no capability for are ignored.
+  // Takes `advice` for the trees added so far (a tree added later is read without advice until
+  // the next call); the parts the origin has no capability for are ignored.
   virtual void Advise(const OriginAdvice& advice) = 0;
 };
 

@@ -124,7 +124,7 @@ TEST_F(LocalFileOriginTest, AMissingShardSaysTheManifestListsIt) {
 }
 
 // A second tree (as a view's shards are, under views/<side>/): named by its place, read apart
-// from tree 0, added once; the advice given before it holds for it too.
+// from tree 0, added once; advice is for the trees there when it is given.
 TEST_F(LocalFileOriginTest, TreesAreNamedByTheirPlaceAndAddedOnce) {
   std::filesystem::create_directories(dst() + "/copy");
   std::filesystem::copy_file(shard(), dst() + "/copy/shard-00000.mdb");
@@ -138,6 +138,8 @@ TEST_F(LocalFileOriginTest, TreesAreNamedByTheirPlaceAndAddedOnce) {
   TreeSpec copy = dataset_->ShardTree();
   copy.place = "copy";
   ASSERT_TRUE(o.AddTree(1, copy).ok());
+  EXPECT_FALSE(o.direct_reads(1)) << "added after the advice";
+  o.Advise(advice);
   EXPECT_EQ(o.direct_reads(1), o.direct_reads(kDatasetTree));
   EXPECT_EQ(o.AddTree(1, copy).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(o.ShardName({kDatasetTree, 0}), "shard-00000.mdb");

@@ -107,9 +107,11 @@ uint64_t DatasetBytesOnDisk(const format::Manifest& m) {
 }
 
 // A view of side N appears in the mount as the top-level folder "@N": a packed folder of that
-// name would be hidden behind it without a word.
+// name would be hidden behind it without a word. The dataset is opened with its shards, as the
+// build opens it: a damaged one is named before anything else.
 Status CheckViewNameIsFree(const std::string& dataset, uint32_t side) {
-  MMFS_ASSIGN_OR_RETURN(auto ds, format::Dataset::Open(dataset));
+  MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(dataset));
+  const std::unique_ptr<format::Dataset>& ds = local.dataset;
   MMFS_ASSIGN_OR_RETURN(format::Entry root, ds->GetEntry(0));
   std::string name = "@";  // appended: GCC 12 -O3 reports a false -Wrestrict for "@" + ...
   name += std::to_string(side);
