@@ -31,23 +31,32 @@
 namespace mmfs::fs {
 
 Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-                       std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<OriginIo> io)
-    : dataset_(std::move(dataset)), options_(std::move(options)), tiers_(std::move(tiers)) {
-  MakeRooms(std::move(io));
+                       std::unique_ptr<cache::TierStack> tiers,
+                       std::unique_ptr<origin::Origin> origin)
+    : dataset_(std::move(dataset)),
+      shard_origin_(std::move(origin)),
+      options_(std::move(options)),
+      tiers_(std::move(tiers)) {
+  MakeRooms();
 }
 
-void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
+void Filesystem::MakeRooms() {
   // One readahead, the one that knows samples and counts its outcomes (see --readahead off).
-  dataset_->AdviseRandomAccess();
-  if (options_.direct_reads) dataset_->EnableDirectReads();
+  // The advice is for the dataset's own shards: the views' trees, added below, are read without
+  // it (buffered, with the kernel's readahead). An origin that cannot do a part of it (not a
+  // local file) ignores that part.
+  origin::OriginAdvice advice;
+  advice.random_access = true;
+  advice.direct_io = options_.direct_reads;
+  advice.drop_behind = options_.drop_origin_pages;
+  shard_origin_->Advise(advice);
   if (options_.lock_index) {
     Status locked = dataset_->LockIndex();
     if (!locked.ok()) spdlog::warn("index not locked in memory: {}", locked.message());
   }
   OriginReaderOptions oo;
-  oo.drop_origin_pages = options_.drop_origin_pages;
   oo.read_buffer_bytes = options_.read_buffer_bytes;
-  origin_ = std::make_unique<OriginReader>(*dataset_, metrics_, oo, std::move(io));
+  origin_ = std::make_unique<OriginReader>(*dataset_, *shard_origin_, metrics_, oo);
   PrefetcherOptions po;
   po.enabled = options_.readahead;
   po.threads = options_.prefetch_threads;
@@ -56,7 +65,7 @@ void Filesystem::MakeRooms(std::unique_ptr<OriginIo> io) {
   po.readahead = options_.readahead_config;
   po.mountpoint = options_.mountpoint;
   po.hint_open_to_all_only = options_.hint_open_to_all_only;
-  format::ViewSet view_set = format::ViewSet::Open(*dataset_);
+  format::ViewSet view_set = format::ViewSet::Open(*dataset_, *shard_origin_);
   for (const Status& p : view_set.problems()) spdlog::warn("view not served: {}", p.message());
   view_files_ = std::make_unique<ViewFiles>(*dataset_, std::move(view_set), options_.root_view,
                                             *origin_);

@@ -10,7 +10,8 @@
 //   FileReader   the bytes of a READ: read buffer, tier stack, and on a miss the MissLoader
 //   MissLoader   what missed every tier, for FileReader, Prefetcher and Warmup: sample members,
 //                the extent plan, the cluster multi-get and fill, a view's samples
-//   OriginReader every read of the shards, checked, counted by cause
+//   OriginReader every read of the origin (the dataset's and the views' shards), counted by
+//                cause
 //   Prefetcher   patterns, the hint, sample members, the push into the page cache
 //   ExtentReader what extent reads share (a miss from a slow origin reads the extent around its
 //                sample): the plan's state, the neighbours waiting in the SSD tier or a RAM area
@@ -19,11 +20,12 @@
 //   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
 // A READ of a regular file feeds the prefetcher (patterns, hint), then FileReader serves it:
 // from the tiers, or on a miss through the MissLoader from a prefetched copy, the cluster or the
-// sample's shard read, checked against its xxh3 before anything is served. Each byte of a file is read from the
-// origin about once per pass.
+// sample's shard read, checked against its xxh3 before anything is served. Each byte of a file
+// is read from the origin about once per pass.
 //
-// Ownership: owns the dataset and every room. Rooms are destroyed in reverse order of
-// construction: warm-up and the prefetch workers stop before what they use goes.
+// Ownership: owns the dataset, the origin (its shards, fs/origin/origin.h) and every room. Rooms
+// are destroyed in reverse order of construction: warm-up and the prefetch workers stop before
+// what they use goes.
 // Thread-safety: all methods are thread-safe, except SetHintTarget, SetControlTarget and
 // SetControlLinkTarget, which must be called before serving.
 #pragma once
@@ -42,10 +44,10 @@
 #include "fs/core/fs_types.h"
 #include "fs/core/memory_governor.h"
 #include "fs/core/metrics.h"
-#include "fs/core/origin_io.h"
 #include "fs/core/stats.h"
 #include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
+#include "fs/origin/origin.h"
 
 namespace mmfs::cache {
 class TierStack;
@@ -66,10 +68,13 @@ class Warmup;
 
 class Filesystem {
  public:
-  // `tiers`: the mount's cache tiers (cache::BuildTierStack). `io` null: the dataset's shard
-  // files (tests put a fault-injecting OriginIo here).
+  // `tiers`: the mount's cache tiers (cache::BuildTierStack). `origin`: where the shards are,
+  // the dataset's own added as origin::kDatasetTree (format::OpenLocalDataset; tests wrap it to
+  // count or fail reads); it is advised as `options` say (random access, direct reads,
+  // drop-behind: for the dataset's shards), and the published views' shards are added to it
+  // here (ViewSet::Open).
   Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptions options,
-             std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<OriginIo> io = nullptr);
+             std::unique_ptr<cache::TierStack> tiers, std::unique_ptr<origin::Origin> origin);
   ~Filesystem();
 
   Result<Attr> Lookup(uint64_t parent, std::string_view name);
@@ -174,8 +179,8 @@ class Filesystem {
   Metrics& metrics() { return metrics_; }
 
  private:
-  // Builds the rooms over dataset_ and tiers_, in member order.
-  void MakeRooms(std::unique_ptr<OriginIo> io);
+  // Builds the rooms over dataset_, shard_origin_ and tiers_, in member order.
+  void MakeRooms();
   Result<format::Entry> EntryForIno(uint64_t ino) const;
   Attr EntryAttr(const format::Entry& e) const;
   // The attributes of `ino` in whichever room owns it.
@@ -190,6 +195,8 @@ class Filesystem {
 
   // In construction order (each room borrows only rooms above it).
   std::unique_ptr<format::Dataset> dataset_;
+  // The shards, the views' trees added by MakeRooms; read only through origin_ (OriginReader).
+  std::unique_ptr<origin::Origin> shard_origin_;
   const FilesystemOptions options_;
   Metrics metrics_;
   std::unique_ptr<cache::TierStack> tiers_;

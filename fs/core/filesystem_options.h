@@ -15,10 +15,12 @@ namespace mmfs::fs {
 struct FilesystemOptions {
   uint64_t ram_cache_bytes = 256ull << 20;
   // Drop a shard's page-cache pages once their file is verified and cached: the bytes are then
-  // held by the kernel's cache of the mount and the RAM tier, not a third time (docs/cache.md).
+  // held by the kernel's cache of the mount and the RAM tier, not a third time (docs/cache.md;
+  // the origin's drop-behind advice, fs/origin/origin.h).
   bool drop_origin_pages = true;
   // Read samples from the shards with O_DIRECT where the filesystem allows it: no page cache
-  // work and no kernel copy for bytes the tiers keep anyway (format/dataset.h).
+  // work and no kernel copy for bytes the tiers keep anyway (the origin's direct I/O advice,
+  // fs/origin/local_file_origin.h).
   bool direct_reads = true;
   // Lock the index's pages in memory once read (format::Dataset::LockIndex): an evicted index
   // page is a disk read inside a lookup. The mount turns it on with --memory, whose plan

@@ -9,24 +9,24 @@
 
 namespace mmfs::fs {
 
-OriginReader::OriginReader(const format::Dataset& dataset, Metrics& metrics,
-                           OriginReaderOptions options, std::unique_ptr<OriginIo> io)
+OriginReader::OriginReader(const format::Dataset& dataset, origin::Origin& origin,
+                           Metrics& metrics, OriginReaderOptions options)
     : dataset_(dataset),
+      origin_(origin),
       metrics_(metrics),
       options_(options),
-      io_(io != nullptr ? std::move(io) : NewDatasetIo(dataset)),
       refetch_(dataset.entry_count()),
       read_buffer_(options.read_buffer_bytes),
       ranged_(*this, read_buffer_) {}
 
-Result<OriginBytes> OriginReader::ReadSpan(uint32_t shard, uint64_t offset, size_t len,
+Result<OriginBytes> OriginReader::ReadSpan(ShardRef ref, uint64_t offset, size_t len,
                                            ReadCause cause) {
   const auto start = std::chrono::steady_clock::now();
-  MMFS_ASSIGN_OR_RETURN(OriginBytes bytes, io_->ReadSpan(shard, offset, len));
+  MMFS_ASSIGN_OR_RETURN(OriginBytes bytes, origin_.ReadSpan(ref, offset, len));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (bytes.size() != len) {
-    return Status::IoError(dataset_.manifest().shards[shard].file + " at offset " +
+    return Status::IoError(origin_.ShardName(ref) + " at offset " +
                            std::to_string(offset) + ": short read (" +
                            std::to_string(bytes.size()) + " of " + std::to_string(len) +
                            " bytes)");
@@ -35,7 +35,6 @@ Result<OriginBytes> OriginReader::ReadSpan(uint32_t shard, uint64_t offset, size
   AtomicCause& c = causes_[static_cast<size_t>(cause)];
   c.reads.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(len, std::memory_order_relaxed);
-  if (options_.drop_origin_pages) dataset_.NoteOriginRead(shard, len);
   return bytes;
 }
 
@@ -69,7 +68,7 @@ Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
     end = std::max<uint64_t>(end, m.record.data_offset + m.size());
   }
   const uint64_t span = end - start;
-  auto raw = ReadSpan(e.record.shard, start, span, ReadCause::kDemand);
+  auto raw = ReadSpan({origin::kDatasetTree, e.record.shard}, start, span, ReadCause::kDemand);
   if (!raw.ok()) return CountError(raw.status());
   cache::Blob wanted;
   for (const format::Entry& m : members) {
@@ -110,7 +109,8 @@ void OriginReader::ReadCoalesced(std::vector<format::Entry> entries, ReadCause c
     // A span that fails, or a file in it that fails its checksum, is not handed on and not
     // counted here: nobody asked for it yet. If a reader does, its own read meets the same
     // damage and counts and logs it once (CountError), as the reader's error.
-    auto raw = ReadSpan(entries[i].record.shard, start, end - start, cause);
+    auto raw =
+        ReadSpan({origin::kDatasetTree, entries[i].record.shard}, start, end - start, cause);
     if (raw.ok()) {
       for (size_t m = i; m < j; ++m) {
         std::string_view bytes(raw->data() + (entries[m].record.data_offset - start),

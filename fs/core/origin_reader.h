@@ -1,5 +1,7 @@
-// OriginReader: the daemon's reads of the dataset's own shards (the origin), and their counters.
-// (A view's resized images are read from the view's shards by ViewFiles, view_files.h, not here.)
+// OriginReader: the daemon's reads of the origin (fs/origin/origin.h), and their counters. Every
+// shard byte the daemon reads passes ReadSpan: the dataset's own shards (tree 0) for the files
+// below, and a view's shards for its resized images (ViewFiles, view_files.h, which checks them
+// against the view's index).
 //
 // - A demand miss loads the file's whole sample (k.jpg with k.txt, k.json, back to back in the
 //   shard: the miss loader's SampleMembers, fs/read/miss_loader.h), or the extent around it, in
@@ -24,8 +26,8 @@
 // the fetches that repeat one whose bytes never reached a reader (origin re-reads); FileReader
 // reports the deliveries (NoteDelivered). Ranges of a streamed large file are not tracked.
 //
-// Ownership: borrows the dataset and the metrics (which must outlive it); owns the I/O seam,
-// the read buffer and the ranged reader.
+// Ownership: borrows the dataset, the origin and the metrics (which must outlive it); owns the
+// read buffer and the ranged reader.
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
@@ -43,12 +45,16 @@
 #include "fs/base/status.h"
 #include "fs/core/metrics.h"
 #include "fs/core/origin_cost_model.h"
-#include "fs/core/origin_io.h"
 #include "fs/core/ranged_reader.h"
 #include "fs/core/stats.h"
 #include "fs/format/dataset.h"
+#include "fs/origin/origin.h"
 
 namespace mmfs::fs {
+
+// The origin's types as the daemon's readers name them.
+using origin::OriginBytes;
+using origin::ShardRef;
 
 enum class ReadCause : int {
   kDemand,    // a READ missed every tier (origin.reads / origin.bytes)
@@ -63,8 +69,6 @@ struct CauseCounters {
 };
 
 struct OriginReaderOptions {
-  // Advise the kernel to drop shard pages once read (Dataset::NoteOriginRead).
-  bool drop_origin_pages = true;
   uint64_t read_buffer_bytes = 64ull << 20;
 };
 
@@ -72,9 +76,9 @@ class OriginReader {
  public:
   using Found = std::function<void(const format::Entry&, cache::Blob)>;
 
-  // `io` null: the dataset's own shard files.
-  OriginReader(const format::Dataset& dataset, Metrics& metrics, OriginReaderOptions options,
-               std::unique_ptr<OriginIo> io = nullptr);
+  // Reads `dataset`'s files (its shards: `origin`'s kDatasetTree) and any other tree's spans.
+  OriginReader(const format::Dataset& dataset, origin::Origin& origin, Metrics& metrics,
+               OriginReaderOptions options);
 
   // Reads `members` (a sample's, or an extent's files: one shard, e among them) in one
   // demand read of the span covering them all and returns e's bytes, checked;
@@ -88,8 +92,9 @@ class OriginReader {
   void ReadCoalesced(std::vector<format::Entry> entries, ReadCause cause, const Found& found);
   // Bytes covering [offset, offset + len) of a file too large to load whole (ranged_reader.h).
   Result<cache::ReadBuffer::Span> ReadRange(const format::Entry& e, uint64_t offset, size_t len);
-  // One read of the origin, counted under `cause`; a short read is an IoError.
-  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len, ReadCause cause);
+  // One read of the origin, of any tree, counted under `cause` and timed into the cost model; a
+  // short read is an IoError.
+  Result<OriginBytes> ReadSpan(ShardRef ref, uint64_t offset, size_t len, ReadCause cause);
   // The one checksum path: XXH3 of `bytes` against e's sum in the index (Dataset::CheckSum).
   Status Check(const format::Entry& e, std::string_view bytes) const;
   // Counts a Corruption or IoError a reader gets in Metrics and logs it; returns `s`.
@@ -110,9 +115,9 @@ class OriginReader {
 
  private:
   const format::Dataset& dataset_;
+  origin::Origin& origin_;
   Metrics& metrics_;
   const OriginReaderOptions options_;
-  std::unique_ptr<OriginIo> io_;
   struct AtomicCause {
     std::atomic<uint64_t> reads{0};
     std::atomic<uint64_t> bytes{0};

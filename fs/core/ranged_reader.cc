@@ -14,9 +14,9 @@ RangedReader::RangedReader(OriginReader& origin, cache::ReadBuffer& buffer)
     : origin_(origin), buffer_(buffer) {}
 
 Result<std::string> RangedReader::ReadSpan(const format::Entry& e, uint64_t offset, size_t len) {
-  MMFS_ASSIGN_OR_RETURN(OriginBytes raw, origin_.ReadSpan(e.record.shard,
-                                                          e.record.data_offset + offset, len,
-                                                          ReadCause::kDemand));
+  MMFS_ASSIGN_OR_RETURN(OriginBytes raw,
+                        origin_.ReadSpan({origin::kDatasetTree, e.record.shard},
+                                         e.record.data_offset + offset, len, ReadCause::kDemand));
   return std::string(raw.data(), raw.size());
 }
 

@@ -119,12 +119,14 @@ Result<cache::Blob> ViewFiles::Load(const TreeFile& f, ReadCause cause) {
     return Status::InvalidArgument("not a resized file");
   }
   const format::View& view = *views_.views()[f.tree - 1];
-  auto bytes = std::make_shared<std::string>(f.size(), '\0');
-  const std::string path = format::ViewPath(view.side(), dataset_.PathOf(f.entry.index));
-  Status s = view.ReadVerified(f.file, path, bytes->data());
+  auto raw = origin_.ReadSpan({view.tree(), f.file.shard}, f.file.data_offset, f.size(), cause);
+  if (!raw.ok()) return origin_.CountError(raw.status());
+  const std::string_view bytes(raw->data(), raw->size());
+  Status s = view.Check(f.file, format::ViewPath(view.side(), dataset_.PathOf(f.entry.index)),
+                        bytes);
   if (!s.ok()) return origin_.CountError(s);
   CountLoad(f.tree, cause, f.size());
-  return cache::Blob(std::move(bytes));
+  return std::make_shared<const std::string>(bytes);
 }
 
 void ViewFiles::LoadMany(std::vector<TreeFile> files, ReadCause cause,
@@ -155,10 +157,10 @@ void ViewFiles::LoadMany(std::vector<TreeFile> files, ReadCause cause,
     }
     if (tree > 0 && tree < tree_count()) {
       const format::View& view = *views_.views()[tree - 1];
-      std::string raw(end - start, '\0');
-      if (view.ReadShardSpan(shard, start, raw.size(), raw.data()).ok()) {
+      auto raw = origin_.ReadSpan({view.tree(), shard}, start, end - start, cause);
+      if (raw.ok()) {
         for (size_t m = i; m < j; ++m) {
-          std::string_view bytes(raw.data() + (files[m].file.data_offset - start),
+          std::string_view bytes(raw->data() + (files[m].file.data_offset - start),
                                  files[m].size());
           if (!view.Check(files[m].file, "", bytes).ok()) continue;
           CountLoad(tree, cause, bytes.size());

@@ -9,11 +9,13 @@
 // readahead, sample members and hint as the originals, and a resized file's key (ViewKey) never
 // meets an original's.
 //
-// Resized files are read here, checked against their XXH3 before anything uses them; loads are
-// counted per view and by cause (demand, readahead), next to the files and bytes served.
+// Resized files are read here, from their view's tree of the origin through the origin reader
+// (so they are counted by cause and timed like the originals), and checked against their XXH3
+// before anything uses them; loads are also counted per view and by cause (demand, readahead),
+// next to the files and bytes served.
 //
-// Ownership: owns the ViewSet; borrows the dataset and the origin reader (error counting), which
-// must outlive it.
+// Ownership: owns the ViewSet; borrows the dataset and the origin reader (reads, error
+// counting), which must outlive it.
 // Thread-safety: all methods are thread-safe (counters are atomics; the rest is immutable).
 #pragma once
 

@@ -1,15 +1,16 @@
 #include "fs/format/dataset.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+
+#include "fs/base/file_util.h"
+#include "fs/origin/dataset_file.h"
 
 namespace mmfs::format {
 
@@ -31,24 +32,6 @@ int CompareNames(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-// O_NONBLOCK: a FIFO planted in a file's place must not hang the open; no effect on a regular
-// file.
-Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags) {
-  auto fd = OpenFile(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | flags);
-  if (!fd.ok()) {
-    struct stat st;
-    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-      return Status::InvalidArgument(path + " is a symbolic link; mmfs does not follow links in "
-                                     "a dataset (copy the file in its place)");
-    }
-    return fd.status();
-  }
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + " is not a regular file");
-  return fd;
-}
-
 Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return Status::FromErrno(errno, dir);
@@ -62,17 +45,10 @@ Result<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir) {
     return Status::InvalidArgument(dir + " is not an mmfs dataset (it has no " +
                                    kManifestFileName + "; make one with 'mmfs pack')");
   }
-  MMFS_ASSIGN_OR_RETURN(UniqueFd manifest_fd, OpenDatasetFile(manifest_path, 0));
-  if (::fstat(manifest_fd.get(), &st) != 0) return Status::FromErrno(errno, manifest_path);
-  if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
-    return Status::InvalidArgument(manifest_path + ": larger than " +
-                                   std::to_string(kMaxManifestBytes) + " bytes, refusing to load it");
-  }
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  MMFS_RETURN_IF_ERROR(PreadFull(manifest_fd.get(), text.data(), text.size(), 0, manifest_path));
+  MMFS_ASSIGN_OR_RETURN(std::string text,
+                        origin::ReadDatasetFile(manifest_path, kMaxManifestBytes));
   MMFS_ASSIGN_OR_RETURN(ds->manifest_, Manifest::Parse(text, manifest_path));
   MMFS_RETURN_IF_ERROR(ds->OpenIndex());
-  MMFS_RETURN_IF_ERROR(ds->OpenShards());
   return ds;
 }
 
@@ -104,7 +80,7 @@ Status Dataset::LockIndex() {
 
 Status Dataset::OpenIndex() {
   std::string path = dir_ + "/" + manifest_.index_file;
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, 0));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, origin::OpenDatasetFile(path));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
   auto size = static_cast<uint64_t>(st.st_size);
@@ -152,30 +128,15 @@ Status Dataset::OpenIndex() {
   return Status::Ok();
 }
 
-Status Dataset::OpenShards() {
-  for (const ShardInfo& shard : manifest_.shards) {
-    std::string path = dir_ + "/" + shard.file;
-    auto fd = OpenDatasetFile(path, 0);
-    if (!fd.ok()) {
-      return fd.status().WithContext("shard listed in " + std::string(kManifestFileName) +
-                                     " cannot be opened");
-    }
-    struct stat st;
-    if (::fstat(fd->get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
-    if (static_cast<uint64_t>(st.st_size) != shard.size) {
-      return Status::Corruption(path + ": size " + std::to_string(st.st_size) +
-                                " bytes, the manifest says " + std::to_string(shard.size) +
-                                " (truncated or replaced?)");
-    }
-    uint32_t magic = 0;
-    MMFS_RETURN_IF_ERROR(PreadFull(fd->get(), &magic, sizeof magic, kLmdbMagicOffset, path));
-    if (magic != kLmdbMagic) {
-      return Status::Corruption(path + ": not an LMDB environment (bad magic)");
-    }
-    shard_fds_.push_back(std::move(fd).value());
-  }
-  since_drop_ = std::make_unique<std::atomic<uint64_t>[]>(shard_fds_.size());
-  return Status::Ok();
+origin::TreeSpec Dataset::ShardTree() const {
+  origin::TreeSpec tree;
+  for (const ShardInfo& shard : manifest_.shards) tree.shards.push_back({shard.file, shard.size});
+  tree.magic_offset = kLmdbMagicOffset;
+  tree.magic = kLmdbMagic;
+  tree.cannot_open = "shard listed in " + std::string(kManifestFileName) + " cannot be opened";
+  tree.size_hint = " (truncated or replaced?)";
+  tree.bad_magic = "not an LMDB environment (bad magic)";
+  return tree;
 }
 
 Result<Entry> Dataset::GetEntry(uint64_t index) const {
@@ -209,7 +170,7 @@ Result<Entry> Dataset::GetEntry(uint64_t index) const {
       if (r.size > 0 && r.data_offset <= index) return bad("children precede their directory");
       break;
     case kModeRegular: {
-      if (r.shard >= shard_fds_.size()) return bad("shard number out of range");
+      if (r.shard >= manifest_.shards.size()) return bad("shard number out of range");
       uint64_t shard_size = manifest_.shards[r.shard].size;
       if (r.data_offset > shard_size || r.size > shard_size - r.data_offset) {
         return bad("file bytes lie outside its shard");
@@ -348,114 +309,7 @@ std::string Dataset::PathOf(uint64_t index) const {
   return path;
 }
 
-Status Dataset::ReadRange(const Entry& entry, uint64_t offset, size_t len, char* out) const {
-  const EntryRecord& r = entry.record;
-  if (!entry.is_regular() || offset > r.size || len > r.size - offset) {
-    return Status::InvalidArgument("read outside the file");
-  }
-  return ReadShardRange(r.shard, r.data_offset + offset, len, out);
-}
-
-Status Dataset::ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const {
-  if (shard >= shard_fds_.size() || offset > manifest_.shards[shard].size ||
-      len > manifest_.shards[shard].size - offset) {
-    return Status::InvalidArgument("read outside the shard");
-  }
-  return PreadFull(shard_fds_[shard].get(), out, len, offset,
-                   dir_ + "/" + manifest_.shards[shard].file);
-}
-
-void Dataset::EnableDirectReads() {
-  std::vector<UniqueFd> fds;
-  for (const ShardInfo& shard : manifest_.shards) {
-    auto fd = OpenDatasetFile(dir_ + "/" + shard.file, O_DIRECT);
-    if (!fd.ok()) return;  // tmpfs and some FUSE filesystems refuse O_DIRECT: stay buffered
-    fds.push_back(std::move(fd).value());
-  }
-#ifdef STATX_DIOALIGN
-  // The filesystem's own alignment (Linux 6.1+); a power of two from 512 to 4 KiB is trusted.
-  struct statx stx {};
-  if (!fds.empty() &&
-      ::statx(fds[0].get(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-      (stx.stx_mask & STATX_DIOALIGN) != 0) {
-    auto usable = [](uint32_t a) { return a >= 512 && a <= 4096 && (a & (a - 1)) == 0; };
-    if (usable(stx.stx_dio_offset_align)) direct_offset_align_ = stx.stx_dio_offset_align;
-    direct_mem_align_ = std::max<uint32_t>(
-        direct_offset_align_, usable(stx.stx_dio_mem_align) ? stx.stx_dio_mem_align : 512);
-  }
-#endif
-  direct_fds_ = std::move(fds);
-  direct_ok_.store(true, std::memory_order_relaxed);
-}
-
-Result<ShardBytes> Dataset::ReadShardSpan(uint32_t shard, uint64_t offset, size_t len) const {
-  if (shard >= shard_fds_.size() || offset > manifest_.shards[shard].size ||
-      len > manifest_.shards[shard].size - offset) {
-    return Status::InvalidArgument("read outside the shard");
-  }
-  auto path = [&] { return dir_ + "/" + manifest_.shards[shard].file; };
-  ShardBytes out;
-  out.size_ = len;
-  if (direct_ok_.load(std::memory_order_relaxed) && len > 0) {
-    // Whole blocks of the filesystem's direct I/O alignment (EnableDirectReads); the buffer is
-    // aligned as it asks, its size a multiple of that (aligned_alloc's rule).
-    const uint64_t align = direct_offset_align_, mem_align = direct_mem_align_;
-    const uint64_t first = offset & ~(align - 1);
-    const uint64_t last = (offset + len + align - 1) & ~(align - 1);
-    const size_t span = static_cast<size_t>(last - first);
-    const size_t alloc = static_cast<size_t>((span + mem_align - 1) & ~(mem_align - 1));
-    out.buffer_.reset(static_cast<char*>(std::aligned_alloc(mem_align, alloc)));
-    if (out.buffer_ == nullptr) {
-      return Status::ResourceExhausted("out of memory reading " + path());
-    }
-    // The shard's end need not be block-aligned: a short read is fine once it covers the range.
-    const size_t needed = static_cast<size_t>(offset + len - first);
-    size_t got = 0;
-    while (got < needed) {
-      ssize_t n = ::pread(direct_fds_[shard].get(), out.buffer_.get() + got, span - got,
-                          static_cast<off_t>(first + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EINVAL && got == 0) {
-        // The filesystem took O_DIRECT at open but not for reads: buffered from now on.
-        direct_ok_.store(false, std::memory_order_relaxed);
-        break;
-      }
-      if (n < 0) return Status::FromErrno(errno, "read " + path());
-      if (n == 0) return Status::IoError(path() + ": shard ends before the range read");
-      got += static_cast<size_t>(n);
-    }
-    if (got >= needed) {
-      out.data_ = out.buffer_.get() + (offset - first);
-      return out;
-    }
-  }
-  // Not zero-filled: the read overwrites it (callgrind: zeroing cost as much as hashing).
-  out.buffer_.reset(static_cast<char*>(std::malloc(len > 0 ? len : 1)));
-  if (out.buffer_ == nullptr) return Status::ResourceExhausted("out of memory reading " + path());
-  MMFS_RETURN_IF_ERROR(ReadShardRange(shard, offset, len, out.buffer_.get()));
-  out.data_ = out.buffer_.get();
-  return out;
-}
-
-void Dataset::NoteOriginRead(uint32_t shard, uint64_t bytes) const {
-  if (shard >= shard_fds_.size()) return;
-  uint64_t before = since_drop_[shard].fetch_add(bytes, std::memory_order_relaxed);
-  if (before + bytes < kDropEveryBytes || before >= kDropEveryBytes) return;
-  // Exactly one caller crosses the threshold and drops; the counter starts again.
-  since_drop_[shard].store(0, std::memory_order_relaxed);
-  ::posix_fadvise(shard_fds_[shard].get(), 0, 0, POSIX_FADV_DONTNEED);
-}
-
-void Dataset::AdviseRandomAccess() const {
-  for (const UniqueFd& fd : shard_fds_) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_RANDOM);
-}
-
 std::string Dataset::Identity() const { return "ds-" + HexU64(manifest_.index_checksum); }
-
-Status Dataset::ReadVerified(const Entry& entry, char* out) const {
-  MMFS_RETURN_IF_ERROR(ReadRange(entry, 0, entry.size(), out));
-  return CheckSum(entry, XXH3_64bits(out, entry.size()));
-}
 
 Status Dataset::CheckSum(const Entry& entry, uint64_t sum) const {
   if (sum != entry.record.checksum) {

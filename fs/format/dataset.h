@@ -1,27 +1,30 @@
-// Reading a packed dataset: the manifest, the index (mapped read-only) and the shard files.
+// Reading a packed dataset: the manifest and the index (mapped read-only). The format side only
+// parses and locates: it says where each file's bytes lie (shard, offset, size, checksum) and
+// checks bytes read elsewhere against the index; the shards themselves are read through an
+// Origin (fs/origin/origin.h), to which ShardTree describes them.
 //
 // Opening checks what can be checked in time independent of the sample count (manifest fields,
-// index header and size, each shard's size and LMDB magic), so mounting a million files costs the
-// same as mounting ten. Each entry is bounds-checked when it is used, so a damaged index yields a
-// Corruption status for the damaged entries, never a wild read. File bytes are served by pread at
-// the offsets the index records; LMDB itself is not opened by the reader.
+// index header and size; each shard's size and LMDB magic are checked by the origin when
+// ShardTree is added to it), so mounting a million files costs the same as mounting ten. Each
+// entry is bounds-checked when it is used, so a damaged index yields a Corruption status for the
+// damaged entries, never a wild read. LMDB itself is not opened by the reader.
 //
-// Thread-safety: after Open, every const method may be called from any number of threads.
+// Ownership: owns the index mapping; holds no shard descriptor.
+// Thread-safety: after Open (and LockIndex), every const method may be called from any number
+// of threads.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "fs/base/file_util.h"
 #include "fs/base/status.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
 #include "fs/format/span_window.h"
+#include "fs/origin/origin.h"
 
 namespace mmfs::format {
 
@@ -40,33 +43,10 @@ struct Entry {
   uint64_t child_count() const { return record.size; }
 };
 
-// Bytes read from a shard: [data(), data() + size()) inside a buffer it owns, which may hold
-// more around them (whole blocks, for direct reads).
-class ShardBytes {
- public:
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  friend class Dataset;
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> buffer_;
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-// Opens a file of a dataset (or of one of its views) read-only, with `flags` added, never
-// through a symbolic link: a dataset's files are its own, and a shard linked to another file
-// would be read, and its size reported, as the shard. InvalidArgument naming `path` when it is a
-// link or not a regular file.
-Result<UniqueFd> OpenDatasetFile(const std::string& path, int flags = 0);
-
 class Dataset {
  public:
-  // Opens the dataset directory `dir`. Errors name the file and the problem ("not an mmfs
-  // dataset", "format version 7 is not supported", "shard-00002.mdb: size 10 != 4096").
+  // Opens the dataset directory `dir`: its manifest and index, not its shards (ShardTree). Errors
+  // name the file and the problem ("not an mmfs dataset", "format version 7 is not supported").
   static Result<std::unique_ptr<Dataset>> Open(const std::string& dir);
   ~Dataset();
   Dataset(const Dataset&) = delete;
@@ -95,39 +75,15 @@ class Dataset {
   // "train/cat/0001.jpg" (for messages; walks the parents).
   std::string PathOf(uint64_t index) const;
 
-  // Reads `len` bytes at `offset` of a regular file, unverified (the caller checks the sum).
-  // REQUIRES: entry.is_regular(), offset + len <= entry.size().
-  Status ReadRange(const Entry& entry, uint64_t offset, size_t len, char* out) const;
-  // Reads the whole file and checks its XXH3-64 against the index.
-  // REQUIRES: entry.is_regular(); `out` has room for entry.size() bytes.
-  Status ReadVerified(const Entry& entry, char* out) const;
   // OK if `sum` (XXH3-64 of bytes read for `entry`) matches the index, else a Corruption that
   // names the shard, the offset and the path: the one message for every checksum failure.
   Status CheckSum(const Entry& entry, uint64_t sum) const;
-  // Reads `len` raw bytes at `offset` of shard `shard` (several files of one sample at once).
-  // REQUIRES: the range lies inside the shard (as for any validated entry's bytes).
-  Status ReadShardRange(uint32_t shard, uint64_t offset, size_t len, char* out) const;
-  // The same range in a buffer of the dataset's choosing: with direct reads on (below) the
-  // whole aligned blocks around it are read past the page cache into an aligned buffer, which
-  // saves the kernel's copy and the page cache's work for bytes that mmfs caches itself.
-  Result<ShardBytes> ReadShardSpan(uint32_t shard, uint64_t offset, size_t len) const;
-  // Opens the shards a second time with O_DIRECT for ReadShardSpan; call before any read. Where
-  // the filesystem refuses O_DIRECT (at open or at the first read) reads stay buffered. The
-  // blocks read are as small as the filesystem allows (statx STATX_DIOALIGN, often 512 bytes;
-  // 4 KiB when it does not say): each read's rounding is bytes of the origin read for nothing.
-  void EnableDirectReads();
-  bool direct_reads() const { return direct_ok_.load(std::memory_order_relaxed); }
-  // The offset alignment of direct reads (0 while they are off).
-  uint32_t direct_alignment() const { return direct_ok_.load() ? direct_offset_align_ : 0; }
-  // Counts `bytes` read from `shard` by the caller; every kDropEveryBytes it advises the kernel
-  // to drop the shard's whole page cache. mmfs keeps its own copies, so the shard's page cache
-  // is a third copy of the same bytes. Per-file advice does not work: the page cache holds large
-  // folios (up to 2 MiB) and keeps any folio only partly inside the range, and widening every
-  // call to 2 MiB costs more than the read.
-  void NoteOriginRead(uint32_t shard, uint64_t bytes) const;
-  // Turns the kernel's readahead on the shard files off (POSIX_FADV_RANDOM): the filesystem
-  // reads whole samples and prefetches by itself, where it can count what was used.
-  void AdviseRandomAccess() const;
+  // The dataset's shards as an origin's tree (origin::kDatasetTree): where they are (the root of
+  // a LocalFileOrigin over dir()), their sizes and magic as the manifest says, and the words of
+  // a refusal ("shard-00002.mdb: size 10 bytes, the manifest says 4096 (truncated or
+  // replaced?)").
+  origin::TreeSpec ShardTree() const;
+
   // Keeps the index's pages in memory once read (mlock2 with MLOCK_ONFAULT: a page is locked
   // when first touched, so a mount still costs nothing until looked at). Without it the kernel
   // reclaims the mapped index as readily as any page cache, and in a memory cgroup at its limit
@@ -139,14 +95,12 @@ class Dataset {
   // the index then stays an ordinary mapping. Call before the dataset is shared.
   Status LockIndex();
   bool index_locked() const { return index_locked_; }
-  static constexpr uint64_t kDropEveryBytes = 128ull << 20;
   // Identity of the dataset's contents (for cache namespaces): "ds-" + the index checksum.
   std::string Identity() const;
 
  private:
   Dataset() = default;
   Status OpenIndex();
-  Status OpenShards();
   // Where directory `dir`'s records and names lie, as offsets in the index mapping (empty
   // spans for an empty directory or names out of order).
   struct ChildSpans {
@@ -171,13 +125,6 @@ class Dataset {
   uint64_t entry_count_ = 0;
   const char* strings_ = nullptr;  // points into index_map_
   uint64_t strings_size_ = 0;
-  std::vector<UniqueFd> shard_fds_;
-  std::vector<UniqueFd> direct_fds_;  // O_DIRECT; empty unless EnableDirectReads worked
-  mutable std::atomic<bool> direct_ok_{false};
-  // Direct I/O alignment of file offsets and lengths, and of the buffer (set before serving).
-  uint32_t direct_offset_align_ = 4096, direct_mem_align_ = 4096;
-  // Bytes read from each shard since its page cache was last dropped.
-  mutable std::unique_ptr<std::atomic<uint64_t>[]> since_drop_;
   // The last read-ahead windows of the records and of the names (PrefetchChildren).
   mutable SpanWindow record_window_{kIndexAheadBytes}, name_window_{kIndexAheadBytes};
 };

@@ -1,7 +1,6 @@
 #include "fs/format/view_set.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +9,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+
+#include "fs/base/file_util.h"
+#include "fs/origin/dataset_file.h"
 
 namespace mmfs::format {
 
@@ -34,15 +36,13 @@ bool ParseViewSide(std::string_view name, uint32_t* side) {
 }
 
 Result<std::unique_ptr<View>> View::Open(const std::string& dataset_dir, uint32_t side,
-                                         const Manifest& base) {
+                                         const Manifest& base, origin::Origin& origin,
+                                         uint32_t tree) {
   std::unique_ptr<View> v(new View());
   v->dir_ = ViewDir(dataset_dir, side);
   std::string manifest_path = v->dir_ + "/" + kManifestFileName;
-  {
-    // Only to refuse a link: ReadWholeFile opens it again by name.
-    MMFS_ASSIGN_OR_RETURN(UniqueFd manifest_fd, OpenDatasetFile(manifest_path));
-  }
-  MMFS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(manifest_path, kMaxViewManifestBytes));
+  MMFS_ASSIGN_OR_RETURN(std::string text,
+                        origin::ReadDatasetFile(manifest_path, kMaxViewManifestBytes));
   MMFS_ASSIGN_OR_RETURN(v->manifest_, ViewManifest::Parse(text, manifest_path));
   if (v->manifest_.side != side) {
     return Status::Corruption(manifest_path + ": side " + std::to_string(v->manifest_.side) +
@@ -58,7 +58,8 @@ Result<std::unique_ptr<View>> View::Open(const std::string& dataset_dir, uint32_
         HexU64(base.index_checksum) + "); remove it and build it again (mmfs view rm, mmfs view add)");
   }
   MMFS_RETURN_IF_ERROR(v->OpenIndex(base));
-  MMFS_RETURN_IF_ERROR(v->OpenShards());
+  MMFS_RETURN_IF_ERROR(origin.AddTree(tree, v->ShardTree()));
+  v->tree_ = tree;
   return v;
 }
 
@@ -74,7 +75,7 @@ uint64_t View::bytes_on_disk() const {
 
 Status View::OpenIndex(const Manifest& base) {
   std::string path = dir_ + "/" + manifest_.index_file;
-  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, O_CLOEXEC));
+  MMFS_ASSIGN_OR_RETURN(UniqueFd fd, origin::OpenDatasetFile(path));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
   auto size = static_cast<uint64_t>(st.st_size);
@@ -116,25 +117,14 @@ Status View::OpenIndex(const Manifest& base) {
   return Status::Ok();
 }
 
-Status View::OpenShards() {
-  for (const ShardInfo& s : manifest_.shards) {
-    std::string path = dir_ + "/" + s.file;
-    MMFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenDatasetFile(path, O_CLOEXEC));
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "stat " + path);
-    if (static_cast<uint64_t>(st.st_size) != s.size) {
-      return Status::Corruption(path + ": size " + std::to_string(st.st_size) +
-                                " bytes, the manifest says " + std::to_string(s.size));
-    }
-    uint32_t magic = 0;
-    if (s.size < kLmdbMagicOffset + sizeof magic ||
-        !PreadFull(fd.get(), &magic, sizeof magic, kLmdbMagicOffset, path).ok() ||
-        magic != kLmdbMagic) {
-      return Status::Corruption(path + ": not an LMDB file (no meta page magic)");
-    }
-    shard_fds_.push_back(std::move(fd));
-  }
-  return Status::Ok();
+origin::TreeSpec View::ShardTree() const {
+  origin::TreeSpec tree;
+  tree.place = std::string(kViewsDirName) + "/" + std::to_string(manifest_.side);
+  for (const ShardInfo& s : manifest_.shards) tree.shards.push_back({s.file, s.size});
+  tree.magic_offset = kLmdbMagicOffset;
+  tree.magic = kLmdbMagic;
+  tree.bad_magic = "not an LMDB file (no meta page magic)";
+  return tree;
 }
 
 Status View::CheckRecord(uint64_t i, const ViewRecord& r) const {
@@ -145,7 +135,7 @@ Status View::CheckRecord(uint64_t i, const ViewRecord& r) const {
   if (r.entry >= manifest_.base_entries) return bad("entry number out of range");
   switch (static_cast<ViewRecordKind>(r.kind)) {
     case ViewRecordKind::kResized: {
-      if (r.shard >= shard_fds_.size()) return bad("shard number out of range");
+      if (r.shard >= manifest_.shards.size()) return bad("shard number out of range");
       uint64_t shard_size = manifest_.shards[r.shard].size;
       if (r.data_offset > shard_size || r.size > shard_size - r.data_offset) {
         return bad("image bytes lie outside its shard");
@@ -207,29 +197,6 @@ Result<ViewFile> View::Lookup(const Entry& entry) const {
   return f;
 }
 
-Status View::ReadRange(const ViewFile& file, uint64_t offset, size_t len, char* out) const {
-  if (file.source != ViewFile::Source::kView || file.shard >= shard_fds_.size() ||
-      offset > file.size || len > file.size - offset) {
-    return Status::InvalidArgument(dir_ + ": read outside a view file");
-  }
-  return PreadFull(shard_fds_[file.shard].get(), out, len, file.data_offset + offset,
-                   dir_ + "/" + manifest_.shards[file.shard].file);
-}
-
-Status View::ReadVerified(const ViewFile& file, const std::string& path, char* out) const {
-  MMFS_RETURN_IF_ERROR(ReadRange(file, 0, file.size, out));
-  return Check(file, path, std::string_view(out, file.size));
-}
-
-Status View::ReadShardSpan(uint32_t shard, uint64_t offset, size_t len, char* out) const {
-  if (shard >= shard_fds_.size() || offset > manifest_.shards[shard].size ||
-      len > manifest_.shards[shard].size - offset) {
-    return Status::InvalidArgument(dir_ + ": read outside a view shard");
-  }
-  return PreadFull(shard_fds_[shard].get(), out, len, offset,
-                   dir_ + "/" + manifest_.shards[shard].file);
-}
-
 Status View::Check(const ViewFile& file, const std::string& path, std::string_view bytes) const {
   uint64_t sum = XXH3_64bits(bytes.data(), bytes.size());
   if (bytes.size() != file.size || sum != file.checksum) {
@@ -241,7 +208,7 @@ Status View::Check(const ViewFile& file, const std::string& path, std::string_vi
   return Status::Ok();
 }
 
-ViewSet ViewSet::Open(const Dataset& base) {
+ViewSet ViewSet::Open(const Dataset& base, origin::Origin& origin) {
   ViewSet set;
   std::string views_dir = base.dir() + "/" + kViewsDirName;
   DIR* d = ::opendir(views_dir.c_str());
@@ -257,7 +224,9 @@ ViewSet ViewSet::Open(const Dataset& base) {
   ::closedir(d);
   std::sort(sides.begin(), sides.end());
   for (uint32_t side : sides) {
-    auto v = View::Open(base.dir(), side, base.manifest());
+    // View k is tree k + 1; a view that fails leaves its tree number to the next one.
+    const auto tree = static_cast<uint32_t>(set.views_.size() + 1);
+    auto v = View::Open(base.dir(), side, base.manifest(), origin, tree);
     if (v.ok()) {
       set.views_.push_back(std::move(v).value());
     } else {

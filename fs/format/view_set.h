@@ -2,14 +2,18 @@
 // any base entry, what its view serves: the resized image in a view shard, the original bytes,
 // or nothing (a damaged source left out with --on-bad skip).
 //
-// This is the format-side API the mount uses to serve MNT/@N/ (docs/views.md). Opening a view
-// costs time independent of the number of files (manifest, index header and size, each shard's
-// size and LMDB magic); every record is bounds-checked when it is used, so a damaged view index
-// yields a Corruption for the entries it touches, never a wild read. A view that does not open
-// (damaged manifest, built for another base index, newer version) is left out of the ViewSet
-// with its reason; the dataset and its other views keep serving.
+// This is the format-side API the mount uses to serve MNT/@N/ (docs/views.md). As for the
+// dataset (dataset.h), it only parses and locates: a view's shards are a tree of the dataset's
+// Origin (fs/origin/origin.h), added when the view opens and read through the origin. Opening a
+// view costs time independent of the number of files (manifest, index header and size; each
+// shard's size and LMDB magic, checked by the origin); every record is bounds-checked when it is
+// used, so a damaged view index yields a Corruption for the entries it touches, never a wild
+// read. A view that does not open (damaged manifest or shard, built for another base index,
+// newer version) is left out of the ViewSet with its reason; the dataset and its other views
+// keep serving.
 //
-// Ownership: a View owns its index mapping and shard descriptors; a ViewSet owns its Views.
+// Ownership: a View owns its index mapping; the origin owns its shard descriptors (if any). A
+// ViewSet owns its Views.
 // Thread-safety: after Open, every const method may be called from any number of threads.
 #pragma once
 
@@ -19,11 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/file_util.h"
 #include "fs/base/status.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_format.h"
 #include "fs/format/view_manifest.h"
+#include "fs/origin/origin.h"
 
 namespace mmfs::format {
 
@@ -51,11 +55,14 @@ bool ParseViewSide(std::string_view name, uint32_t* side);
 
 class View {
  public:
-  // Opens DST/views/<side>/ of the dataset whose manifest is `base`. Errors name the file and
-  // the problem ("views/256/view.mmfs: size 10, the manifest says 4096", "views/256: built for
-  // another index of this dataset (...); rebuild it").
+  // Opens DST/views/<side>/ of the dataset whose manifest is `base`, and adds the view's shards
+  // to `origin` (the dataset's: for local files, rooted at `dataset_dir`) as tree `tree`. Errors
+  // name the file and the problem ("views/256/view.mmfs: size 10, the manifest says 4096",
+  // "views/256: built for another index of this dataset (...); rebuild it"); after one, no shard
+  // of the view is in the origin.
   static Result<std::unique_ptr<View>> Open(const std::string& dataset_dir, uint32_t side,
-                                            const Manifest& base);
+                                            const Manifest& base, origin::Origin& origin,
+                                            uint32_t tree);
   ~View();
   View(const View&) = delete;
   View& operator=(const View&) = delete;
@@ -64,6 +71,9 @@ class View {
   const ViewManifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
   uint64_t record_count() const { return record_count_; }
+  // The origin's tree of this view's shards: a kView file's bytes are at
+  // ShardRef{tree(), file.shard}.
+  uint32_t tree() const { return tree_; }
   // On-disk bytes of the view: its index and shards (not the manifest).
   uint64_t bytes_on_disk() const;
 
@@ -73,15 +83,6 @@ class View {
   // Record `i` of the index, validated (for verify and tools).
   Result<ViewRecord> GetRecord(uint64_t i) const;
 
-  // Reads `len` bytes at `offset` of a kView file, unverified.
-  // REQUIRES: file.source == kView, offset + len <= file.size.
-  Status ReadRange(const ViewFile& file, uint64_t offset, size_t len, char* out) const;
-  // Reads a whole kView file and checks its XXH3-64. `path` names it in the error.
-  // REQUIRES: file.source == kView; `out` has room for file.size bytes.
-  Status ReadVerified(const ViewFile& file, const std::string& path, char* out) const;
-  // Reads `len` bytes at `offset` of view shard `shard` (several files in one read; the caller
-  // checks each with Check). InvalidArgument outside the shard.
-  Status ReadShardSpan(uint32_t shard, uint64_t offset, size_t len, char* out) const;
   // Checks `bytes` against kView file `file`'s XXH3-64; the Corruption names shard, offset and
   // `path`.
   Status Check(const ViewFile& file, const std::string& path, std::string_view bytes) const;
@@ -89,7 +90,8 @@ class View {
  private:
   View() = default;
   Status OpenIndex(const Manifest& base);
-  Status OpenShards();
+  // The view's shards as an origin tree (the place, sizes and magic its manifest says).
+  origin::TreeSpec ShardTree() const;
   Status CheckRecord(uint64_t i, const ViewRecord& r) const;
 
   std::string dir_;
@@ -98,13 +100,15 @@ class View {
   size_t index_map_size_ = 0;
   const char* records_ = nullptr;    // points into index_map_
   uint64_t record_count_ = 0;
-  std::vector<UniqueFd> shard_fds_;
+  uint32_t tree_ = 0;
 };
 
 class ViewSet {
  public:
-  // Opens every published view of `base` (no views directory: an empty set).
-  static ViewSet Open(const Dataset& base);
+  // Opens every published view of `base` (no views directory: an empty set), view k's shards
+  // added to `origin` (the dataset's, rooted at base.dir() for local files) as tree k + 1.
+  // REQUIRES: `origin` has no tree above kDatasetTree yet.
+  static ViewSet Open(const Dataset& base, origin::Origin& origin);
 
   // Ascending by side.
   const std::vector<std::unique_ptr<View>>& views() const { return views_; }

@@ -1,6 +1,6 @@
 // Extent reads on demand misses (the plan: fs/read/extent_plan.h, alone in extent_plan_test.cc;
 // its state and the neighbours: fs/core/extent_reader.h), driven through the Filesystem with a
-// counting I/O seam and, for `auto`, a fixed origin cost: a miss reads the extent around its
+// counting origin and, for `auto`, a fixed origin cost: a miss reads the extent around its
 // sample in one origin read and its neighbours are then served without another; the neighbour
 // area lives in what the RAM tier has not filled; with no room or unused neighbours the reader
 // falls back to sample reads by itself (probing now and then); with an SSD tier the neighbours
@@ -19,6 +19,7 @@
 #include "cache/ssd_tier.h"
 #include "cache/tier_stack.h"
 #include "fs/core/filesystem.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 
@@ -31,20 +32,18 @@ using testing::WriteFile;
 constexpr int kFiles = 600;
 constexpr size_t kFileBytes = 3000;
 
-// Counts the origin reads and their bytes, passing them to the dataset.
-class CountingIo final : public OriginIo {
+// Counts the origin reads and their bytes, passing them to the dataset's shards.
+class CountingOrigin final : public origin::OriginWrapper {
  public:
-  explicit CountingIo(const format::Dataset& dataset) : real_(NewDatasetIo(dataset)) {}
-  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len) override {
+  explicit CountingOrigin(const format::Dataset& dataset)
+      : OriginWrapper(testing::LocalOrigin(dataset)) {}
+  Result<OriginBytes> ReadSpan(ShardRef ref, uint64_t offset, size_t len) override {
     ++reads;
     bytes += len;
-    return real_->ReadSpan(shard, offset, len);
+    return OriginWrapper::ReadSpan(ref, offset, len);
   }
   std::atomic<int> reads{0};
   std::atomic<uint64_t> bytes{0};
-
- private:
-  std::unique_ptr<OriginIo> real_;
 };
 
 // A hard disk as the cost model would see it: 5 ms a request, 200 MB/s (extent 960 KiB).
@@ -109,7 +108,7 @@ class ExtentReaderTest : public ::testing::Test {
     // (unknown), so no prefetch worker reads at its own time and blurs the counts.
     options.readahead = true;
     options.extents = std::move(extents);
-    auto io = std::make_unique<CountingIo>(**ds);
+    auto io = std::make_unique<CountingOrigin>(**ds);
     io_ = io.get();
     auto tiers = std::make_unique<cache::TierStack>(ram, (*ds)->manifest().files,
                                                     std::move(ssd_tier), nullptr);
@@ -131,7 +130,7 @@ class ExtentReaderTest : public ::testing::Test {
 
   static TempDir* dir_;
   std::unique_ptr<Filesystem> fs_;
-  CountingIo* io_ = nullptr;
+  CountingOrigin* io_ = nullptr;
   uint64_t dir_ino_ = 0;
 };
 

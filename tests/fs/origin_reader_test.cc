@@ -1,6 +1,7 @@
-// The origin's error path, through the I/O seam (fs/core/origin_io.h): a shard read that fails
-// or comes back short is an error for the reader that asked (EIO at the FUSE layer), counted in
-// errors.io, never served, never cached; readahead's failed reads are nobody's error.
+// The origin's error path, through a fake origin (fs/origin/origin.h) around the real one: a
+// shard read that fails or comes back short is an error for the reader that asked (EIO at the
+// FUSE layer), counted in errors.io, never served, never cached; readahead's failed reads are
+// nobody's error.
 #include "fs/core/origin_reader.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "cache/tier_stack.h"
 #include "fs/core/filesystem.h"
 #include "fs/fuse/errno_map.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 
@@ -21,18 +23,19 @@ namespace {
 using testing::TempDir;
 using testing::WriteFile;
 
-// Passes reads through to the dataset until told to fail them or cut them short.
-class FaultyIo final : public OriginIo {
+// Passes reads through to the dataset's shards until told to fail them or cut them short.
+class FaultyOrigin final : public origin::OriginWrapper {
  public:
   enum class Mode { kPass, kEio, kShort };
-  explicit FaultyIo(const format::Dataset& dataset) : real_(NewDatasetIo(dataset)) {}
-  Result<OriginBytes> ReadSpan(uint32_t shard, uint64_t offset, size_t len) override {
+  explicit FaultyOrigin(const format::Dataset& dataset)
+      : OriginWrapper(testing::LocalOrigin(dataset)) {}
+  Result<OriginBytes> ReadSpan(ShardRef ref, uint64_t offset, size_t len) override {
     ++calls;
     switch (mode.load()) {
-      case Mode::kPass: return real_->ReadSpan(shard, offset, len);
+      case Mode::kPass: return OriginWrapper::ReadSpan(ref, offset, len);
       case Mode::kEio: return Status::FromErrno(EIO, "pread shard-00000.mdb");
       case Mode::kShort: {
-        MMFS_ASSIGN_OR_RETURN(OriginBytes all, real_->ReadSpan(shard, offset, len));
+        MMFS_ASSIGN_OR_RETURN(OriginBytes all, OriginWrapper::ReadSpan(ref, offset, len));
         return OriginBytes(std::string(all.data(), all.size() / 2));
       }
     }
@@ -40,9 +43,6 @@ class FaultyIo final : public OriginIo {
   }
   std::atomic<Mode> mode{Mode::kPass};
   std::atomic<int> calls{0};
-
- private:
-  std::unique_ptr<OriginIo> real_;
 };
 
 class OriginReaderTest : public ::testing::Test {
@@ -55,6 +55,7 @@ class OriginReaderTest : public ::testing::Test {
     auto ds = format::Dataset::Open(tmp_ / "ds");
     ASSERT_TRUE(ds.ok());
     dataset_ = std::move(ds).value();
+    faults_ = std::make_unique<FaultyOrigin>(*dataset_);
   }
   format::Entry File(int i) {
     auto d = dataset_->LookupChild(*dataset_->GetEntry(0), "d");
@@ -62,24 +63,24 @@ class OriginReaderTest : public ::testing::Test {
   }
   TempDir tmp_;
   std::unique_ptr<format::Dataset> dataset_;
+  std::unique_ptr<FaultyOrigin> faults_;  // the shards, as the tests' OriginReaders read them
   Metrics metrics_;
 };
 
 TEST_F(OriginReaderTest, FailedAndShortReadsAreIoErrorsCountedAndNeverServed) {
-  auto io = std::make_unique<FaultyIo>(*dataset_);
-  FaultyIo* faults = io.get();
-  OriginReader origin(*dataset_, metrics_, OriginReaderOptions{}, std::move(io));
+  FaultyOrigin* faults = faults_.get();
+  OriginReader origin(*dataset_, *faults_, metrics_, OriginReaderOptions{});
   auto noop = [](const format::Entry&, cache::Blob) {};
   const format::Entry e = File(0);
 
-  faults->mode = FaultyIo::Mode::kEio;
+  faults->mode = FaultyOrigin::Mode::kEio;
   auto r = origin.LoadSample(e, {e}, noop);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
   EXPECT_EQ(ToErrno(r.status()), EIO);
   EXPECT_EQ(metrics_.io_errors.load(), 1u);
 
-  faults->mode = FaultyIo::Mode::kShort;
+  faults->mode = FaultyOrigin::Mode::kShort;
   r = origin.LoadSample(e, {e}, noop);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
@@ -95,7 +96,7 @@ TEST_F(OriginReaderTest, FailedAndShortReadsAreIoErrorsCountedAndNeverServed) {
   EXPECT_EQ(found, 0);
   EXPECT_EQ(metrics_.io_errors.load(), 2u);
 
-  faults->mode = FaultyIo::Mode::kPass;
+  faults->mode = FaultyOrigin::Mode::kPass;
   r = origin.LoadSample(e, {e}, noop);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(**r, std::string(100, 'a'));
@@ -104,7 +105,7 @@ TEST_F(OriginReaderTest, FailedAndShortReadsAreIoErrorsCountedAndNeverServed) {
 }
 
 TEST_F(OriginReaderTest, CoalescedReadsCountByCauseAndCheckEveryFile) {
-  OriginReader origin(*dataset_, metrics_, OriginReaderOptions{});
+  OriginReader origin(*dataset_, *faults_, metrics_, OriginReaderOptions{});
   std::vector<format::Entry> all;
   for (int i = 0; i < 8; ++i) all.push_back(File(i));
   int found = 0;
@@ -121,16 +122,15 @@ TEST_F(OriginReaderTest, CoalescedReadsCountByCauseAndCheckEveryFile) {
 // Every successful origin read, of any cause, is an observation of the cost model; a
 // failed one is not (its time says nothing about a read).
 TEST_F(OriginReaderTest, EveryOriginReadIsTimedIntoTheCostModel) {
-  auto io = std::make_unique<FaultyIo>(*dataset_);
-  FaultyIo* faults = io.get();
-  OriginReader origin(*dataset_, metrics_, OriginReaderOptions{}, std::move(io));
+  FaultyOrigin* faults = faults_.get();
+  OriginReader origin(*dataset_, *faults_, metrics_, OriginReaderOptions{});
   EXPECT_EQ(origin.CostEstimate().reads, 0u);
   std::vector<format::Entry> all;
   for (int i = 0; i < 8; ++i) all.push_back(File(i));
   origin.ReadCoalesced(all, ReadCause::kPrefetch, [](const format::Entry&, cache::Blob) {});
   ASSERT_TRUE(origin.LoadSample(File(1), {File(1)}, {}).ok());
   EXPECT_EQ(origin.CostEstimate().reads, 2u);
-  faults->mode = FaultyIo::Mode::kEio;
+  faults->mode = FaultyOrigin::Mode::kEio;
   EXPECT_FALSE(origin.LoadSample(File(2), {File(2)}, {}).ok());
   const OriginCostEstimate e = origin.CostEstimate();
   EXPECT_EQ(e.reads, 2u);
@@ -139,17 +139,16 @@ TEST_F(OriginReaderTest, EveryOriginReadIsTimedIntoTheCostModel) {
 }
 
 TEST_F(OriginReaderTest, AReadThatFailsAtTheOriginIsEioInStatsAndNotCached) {
-  auto io = std::make_unique<FaultyIo>(*dataset_);
-  FaultyIo* faults = io.get();
+  FaultyOrigin* faults = faults_.get();
   FilesystemOptions options;
   options.readahead = false;
   auto tiers = std::make_unique<cache::TierStack>(options.ram_cache_bytes, 16, nullptr, nullptr);
-  Filesystem fs(std::move(dataset_), options, std::move(tiers), std::move(io));
+  Filesystem fs(std::move(dataset_), options, std::move(tiers), std::move(faults_));
   auto dir = fs.Lookup(kRootIno, "d");
   ASSERT_TRUE(dir.ok());
   auto file = fs.Lookup(dir->ino, "103.txt");
   ASSERT_TRUE(file.ok());
-  faults->mode = FaultyIo::Mode::kEio;
+  faults->mode = FaultyOrigin::Mode::kEio;
   auto r = fs.Read(file->ino, 0, 4096);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(ToErrno(r.status()), EIO);
@@ -159,7 +158,7 @@ TEST_F(OriginReaderTest, AReadThatFailsAtTheOriginIsEioInStatsAndNotCached) {
   EXPECT_EQ(j["origin"]["errors"], 1);
   EXPECT_EQ(fs.Stats().tiers[0].counters.entries, 0u) << "a failed load is not cached";
   // The origin recovers: the same file reads right, from the origin.
-  faults->mode = FaultyIo::Mode::kPass;
+  faults->mode = FaultyOrigin::Mode::kPass;
   r = fs.Read(file->ino, 0, 4096);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(std::string(r->data, r->size), std::string(103, 'd'));

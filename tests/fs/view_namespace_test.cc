@@ -7,12 +7,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "fs/core/filesystem.h"
 #include "fs/format/view_set.h"
 #include "tests/fs/filesystem_helper.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/view/view_builder.h"
@@ -84,11 +86,12 @@ class ViewNamespaceTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.ToString();
     return names;
   }
-  // The resized bytes as the view shard holds them, read by the format reader.
+  // The resized bytes as the view shard holds them, read through an origin of the test's own.
   std::string ViewShardBytes(const std::string& path) {
     auto ds = format::Dataset::Open(tmp_ / "ds");
     EXPECT_TRUE(ds.ok());
-    format::ViewSet set = format::ViewSet::Open(**ds);
+    origin::LocalFileOrigin shards((*ds)->dir());
+    format::ViewSet set = format::ViewSet::Open(**ds, shards);
     const format::View* v = set.Find(64);
     EXPECT_NE(v, nullptr);
     auto e = (*ds)->GetEntry(0);
@@ -102,9 +105,7 @@ class ViewNamespaceTest : public ::testing::Test {
     auto f = v->Lookup(*e);
     EXPECT_TRUE(f.ok());
     EXPECT_EQ(f->source, format::ViewFile::Source::kView);
-    std::string out(f->size, '\0');
-    EXPECT_TRUE(v->ReadVerified(*f, path, out.data()).ok());
-    return out;
+    return testing::ReadChecked(shards, *v, *f);
   }
 
   TempDir tmp_;
@@ -169,6 +170,49 @@ TEST_F(ViewNamespaceTest, ResizedFileServesTheViewShardsBytesCaptionsTheOriginal
   EXPECT_GE(s.views[0].files_served, 6u);
   auto j = nlohmann::json::parse(fs_->StatsJson());
   EXPECT_EQ(j["views"]["64"]["resized_loads"], 2);
+}
+
+// A resized file's bytes come through the mount's origin like every other shard byte: an
+// origin that fails the view's shard fails the read (EIO, counted), and once it reads, the read
+// is the origin's, counted as a demand read.
+TEST_F(ViewNamespaceTest, AResizedFileIsReadThroughTheOrigin) {
+  class ViewFaults final : public origin::OriginWrapper {
+   public:
+    using OriginWrapper::OriginWrapper;
+    Result<origin::OriginBytes> ReadSpan(origin::ShardRef ref, uint64_t offset,
+                                         size_t len) override {
+      const bool view = ref.tree != origin::kDatasetTree;
+      if (view && fail.load()) return Status::IoError("a view shard that cannot be read");
+      ++(view ? view_reads : base_reads);
+      return OriginWrapper::ReadSpan(ref, offset, len);
+    }
+    std::atomic<bool> fail{true};
+    std::atomic<int> view_reads{0}, base_reads{0};
+  };
+  fs_.reset();
+  auto ds = format::Dataset::Open(tmp_ / "ds");
+  ASSERT_TRUE(ds.ok());
+  auto shards = std::make_unique<ViewFaults>(testing::LocalOrigin(**ds));
+  ViewFaults* faults = shards.get();
+  FilesystemOptions options;
+  options.readahead = false;  // the file alone, no sample members
+  fs_ = testing::NewFilesystem(std::move(ds).value(), options, nullptr, std::move(shards));
+  auto wide = Walk("@64/train/cat/wide.jpg");
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  auto r = fs_->Read(wide->ino, 0, 1 << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+  auto j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["errors"]["io"], 1) << j.dump(2);
+  faults->fail = false;
+  const std::string resized = ReadPath("@64/train/cat/wide.jpg");
+  EXPECT_EQ(resized, ViewShardBytes("train/cat/wide.jpg"));
+  EXPECT_EQ(faults->view_reads.load(), 1);
+  EXPECT_EQ(faults->base_reads.load(), 0);
+  j = nlohmann::json::parse(fs_->StatsJson());
+  EXPECT_EQ(j["origin"]["reads"], 1) << j.dump(2);
+  EXPECT_EQ(j["origin"]["bytes"], resized.size());
+  EXPECT_EQ(j["views"]["64"]["resized_loads"], 1);
 }
 
 TEST_F(ViewNamespaceTest, TheViewReadFirstNeverServesTheOriginalAndViceVersa) {

@@ -1,6 +1,7 @@
 // index.mmfs: a dataset whose index is replaced by the input (the manifest adjusted to match its
 // size and entry count, as an attacker controlling both could) either fails to open with a
-// Status or serves every entry, name lookup, path and read within bounds.
+// Status or serves every entry, name lookup, path and read within bounds (reads through the
+// dataset's origin, as the mount and the tools read).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -8,7 +9,9 @@
 
 #include "fs/format/dataset.h"
 #include "fs/format/format.h"
+#include "fs/format/local_dataset.h"
 #include "fs/format/manifest.h"
+#include "fs/format/shard_reads.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tools/pack/packer.h"
 
@@ -46,21 +49,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   fuzz::WriteOrDie(dir + "/" + format::kManifestFileName, m->ToJson());
   fuzz::WriteOrDie(dir + "/" + m->index_file, std::string_view(reinterpret_cast<const char*>(data), size));
-  auto ds = format::Dataset::Open(dir);
-  if (!ds.ok()) return 0;
-  std::string buf;
-  for (uint64_t i = 0; i < (*ds)->entry_count() && i < 4096; ++i) {
-    auto e = (*ds)->GetEntry(i);
+  auto local = format::OpenLocalDataset(dir);
+  if (!local.ok()) return 0;
+  const format::Dataset& ds = *local->dataset;
+  for (uint64_t i = 0; i < ds.entry_count() && i < 4096; ++i) {
+    auto e = ds.GetEntry(i);
     if (!e.ok()) continue;
-    (void)(*ds)->PathOf(i);
+    (void)ds.PathOf(i);
     if (e->is_dir()) {
-      (void)(*ds)->LookupChild(*e, "1.txt");
-      (void)(*ds)->LookupChild(*e, "zzz");
+      (void)ds.LookupChild(*e, "1.txt");
+      (void)ds.LookupChild(*e, "zzz");
     } else if (e->is_symlink()) {
-      (void)(*ds)->LinkTarget(*e);
+      (void)ds.LinkTarget(*e);
     } else if (e->is_regular() && e->size() < (1 << 20)) {
-      buf.resize(e->size());
-      (void)(*ds)->ReadVerified(*e, buf.data());
+      (void)format::ReadVerified(*local->origin, ds, *e);
     }
   }
   return 0;

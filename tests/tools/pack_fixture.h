@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/pack/packer.h"
@@ -69,10 +71,11 @@ class InputsTest : public ::testing::Test {
   // The entry at `path` in the packed dataset (opened on first use).
   Result<format::Entry> Find(const std::string& path) {
     if (ds_ == nullptr) {
-      auto ds = format::Dataset::Open(tmp_ / "out.mmfs");
+      auto ds = format::OpenLocalDataset(tmp_ / "out.mmfs");
       EXPECT_TRUE(ds.ok()) << ds.status().ToString();
       if (!ds.ok()) return ds.status();
-      ds_ = std::move(ds).value();
+      ds_ = std::move(ds->dataset);
+      shards_ = std::move(ds->origin);
     }
     auto e = ds_->GetEntry(0);
     size_t start = 0;
@@ -88,9 +91,7 @@ class InputsTest : public ::testing::Test {
   std::string Read(const std::string& path) {
     auto e = Find(path);
     if (!e.ok()) return "<missing>";
-    std::string out(e->size(), '\0');
-    EXPECT_TRUE(ds_->ReadVerified(*e, out.data()).ok());
-    return out;
+    return testing::ReadChecked(*shards_, *ds_, *e);
   }
   uint64_t SampleOf(const std::string& path) {
     auto e = Find(path);
@@ -105,6 +106,7 @@ class InputsTest : public ::testing::Test {
   testing::TempDir tmp_;
   testing::CollectingReporter reporter_;
   std::unique_ptr<format::Dataset> ds_;
+  std::unique_ptr<origin::LocalFileOrigin> shards_;  // ds_'s shards
 };
 
 }  // namespace mmfs::pack

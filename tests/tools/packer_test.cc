@@ -11,6 +11,8 @@
 #include <filesystem>
 
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/pack/image_check.h"
@@ -180,17 +182,16 @@ TEST_F(PackerTest, SmallShardSizeMakesManyShards) {
   auto s = PackFolder(src(), dst(), nullptr, OnBadImage::kFail, 1 << 20);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_GE(s->shards, 5u);
-  auto ds = format::Dataset::Open(dst());
+  auto ds = format::OpenLocalDataset(dst());
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  auto root = *(*ds)->GetEntry(0);
+  auto root = *ds->dataset->GetEntry(0);
   for (int i = 0; i < 20; ++i) {
     std::string name = "f";
     name += std::to_string(100 + i) + ".bin";
-    auto e = (*ds)->LookupChild(root, name);
+    auto e = ds->dataset->LookupChild(root, name);
     ASSERT_TRUE(e.ok());
-    std::string bytes(e->size(), '\0');
-    ASSERT_TRUE((*ds)->ReadVerified(*e, bytes.data()).ok());
-    EXPECT_EQ(bytes, std::string(300000, 'a' + i % 26));
+    EXPECT_EQ(testing::ReadChecked(*ds->origin, *ds->dataset, *e),
+              std::string(300000, 'a' + i % 26));
   }
 }
 

@@ -1,13 +1,17 @@
 // Views built through the library (tools/view/view_builder.h) and read back through the format
-// reader (fs/format/view_set.h): no mount.
+// reader (fs/format/view_set.h) and an origin of the test's own: no mount.
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
+#include "fs/origin/local_file_origin.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/view/view_builder.h"
@@ -76,16 +80,20 @@ class ViewBuilderTest : public ::testing::Test {
     EXPECT_TRUE(e.ok()) << path << ": " << e.status().ToString();
     return e.ok() ? *e : format::Entry{};
   }
+  // The published views of `ds`, their shards in a new origin (kept for ReadView).
+  format::ViewSet Views(const format::Dataset& ds) {
+    origins_.push_back(std::make_unique<origin::LocalFileOrigin>(ds.dir()));
+    return format::ViewSet::Open(ds, *origins_.back());
+  }
+  // Resized file `f` of `v`, a view of the last Views().
   std::string ReadView(const format::View& v, const ViewFile& f) {
-    std::string out(f.size, '\0');
-    Status st = v.ReadVerified(f, "test", out.data());
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return out;
+    return testing::ReadChecked(*origins_.back(), v, f);
   }
   std::string FileBytes(const std::string& path) { return testing::ReadFile(path); }
 
   TempDir tmp_;
   CollectingReporter reporter_;
+  std::vector<std::unique_ptr<origin::LocalFileOrigin>> origins_;  // one per Views()
 };
 
 TEST(ViewSizeTest, ShorterSideBecomesNAndNothingIsUpscaled) {
@@ -131,7 +139,7 @@ TEST_F(ViewBuilderTest, DatasetPackedBeforeViewsGetsAView) {
 
   auto ds = Open(ds_dir);
   ASSERT_NE(ds, nullptr);
-  format::ViewSet views = format::ViewSet::Open(*ds);
+  format::ViewSet views = Views(*ds);
   ASSERT_TRUE(views.problems().empty()) << views.problems()[0].ToString();
   ASSERT_EQ(views.views().size(), 1u);
   const format::View* v = views.Find(64);
@@ -175,7 +183,7 @@ TEST_F(ViewBuilderTest, SmallImagesAreServedAsTheyAreNeverUpscaled) {
   EXPECT_EQ(s->resized, 1u);
   EXPECT_EQ(s->unchanged_images, 1u);
   auto ds = Open(tmp_ / "ds");
-  format::ViewSet views = format::ViewSet::Open(*ds);
+  format::ViewSet views = Views(*ds);
   const format::View* v = views.Find(128);
   ASSERT_NE(v, nullptr);
   auto small = v->Lookup(Find(*ds, "a/small.jpg"));
@@ -226,7 +234,7 @@ TEST_F(ViewBuilderTest, TheQualityAskedForIsUsedAndRecorded) {
     EXPECT_EQ(built->resized, 8u);
     auto ds = Open(dir);
     ASSERT_NE(ds, nullptr);
-    format::ViewSet views = format::ViewSet::Open(*ds);
+    format::ViewSet views = Views(*ds);
     const format::View* v = views.Find(96);
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->manifest().quality, static_cast<uint32_t>(qualities[k]));
@@ -269,7 +277,7 @@ TEST_F(ViewBuilderTest, InterruptedBuildNeverShowsAndResumeFinishesIt) {
   EXPECT_NE(cut.status().message().find("--resume"), std::string::npos) << cut.status().message();
   // Nothing published: a reader sees no view, only an unpublished build.
   auto ds = Open(tmp_ / "ds");
-  EXPECT_TRUE(format::ViewSet::Open(*ds).views().empty());
+  EXPECT_TRUE(Views(*ds).views().empty());
   auto partials = ListPartials(tmp_ / "ds");
   ASSERT_EQ(partials.size(), 1u);
   EXPECT_EQ(partials[0].side, 160u);
@@ -314,7 +322,7 @@ TEST_F(ViewBuilderTest, DamagedSourceImageFollowsOnBad) {
   EXPECT_NE(reporter_.warnings[0].find("a/2.jpg"), std::string::npos);
   auto ds = Open(tmp_ / "ds");
   {
-    format::ViewSet views = format::ViewSet::Open(*ds);
+    format::ViewSet views = Views(*ds);
     auto f = views.Find(64)->Lookup(Find(*ds, "a/2.jpg"));
     ASSERT_TRUE(f.ok());
     EXPECT_EQ(f->source, ViewFile::Source::kOriginal);
@@ -326,7 +334,7 @@ TEST_F(ViewBuilderTest, DamagedSourceImageFollowsOnBad) {
   auto skipped = Build(tmp_ / "ds", 64, 2, pack::OnBadImage::kSkip);
   ASSERT_TRUE(skipped.ok());
   EXPECT_EQ(skipped->omitted, 1u);
-  format::ViewSet views = format::ViewSet::Open(*ds);
+  format::ViewSet views = Views(*ds);
   auto f = views.Find(64)->Lookup(Find(*ds, "a/2.jpg"));
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->source, ViewFile::Source::kOmitted);
@@ -339,22 +347,48 @@ TEST_F(ViewBuilderTest, ViewOfAnotherIndexOrDamagedIsLeftOutNamingWhy) {
   testing::WriteFile(tmp_ / "src/a/1.jpg", testing::MakeJpeg(300, 240, 3));
   ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "ds").ok());
   ASSERT_TRUE(Build(tmp_ / "ds", 64).ok());
+  ASSERT_TRUE(Build(tmp_ / "ds", 96).ok());
   ASSERT_TRUE(Build(tmp_ / "ds", 128).ok());
-  // view 64: claims another base index; view 128: its index cut short.
+  // view 64: claims another base index; view 96: its shard cut short (refused by the origin
+  // when the view's tree is added); view 128: its index cut short.
   std::string m = FileBytes(tmp_ / "ds/views/64/manifest.json");
   size_t at = m.find("\"index_xxh3\": \"");
   ASSERT_NE(at, std::string::npos);
   m[at + 15] = m[at + 15] == '0' ? '1' : '0';
   testing::WriteFile(tmp_ / "ds/views/64/manifest.json", m);
+  const std::string shard96 = tmp_ / "ds/views/96/shard-00000.mdb";
+  const uint64_t size96 = fsys::file_size(shard96);
+  fsys::resize_file(shard96, 4096);
   fsys::resize_file(tmp_ / "ds/views/128/view.mmfs", 70);
   auto ds = Open(tmp_ / "ds");
-  format::ViewSet views = format::ViewSet::Open(*ds);
+  format::ViewSet views = Views(*ds);
   EXPECT_TRUE(views.views().empty());
-  ASSERT_EQ(views.problems().size(), 2u);
+  ASSERT_EQ(views.problems().size(), 3u);
   EXPECT_NE(views.problems()[0].message().find("views/64: built for another index"), std::string::npos)
       << views.problems()[0].message();
-  EXPECT_NE(views.problems()[1].message().find("view.mmfs: size 70"), std::string::npos)
+  EXPECT_EQ(views.problems()[1].message(), shard96 + ": size 4096 bytes, the manifest says " +
+                                               std::to_string(size96))
       << views.problems()[1].message();
+  EXPECT_NE(views.problems()[2].message().find("view.mmfs: size 70"), std::string::npos)
+      << views.problems()[2].message();
+  // No tree of a view left out stays in the origin: each failed view's tree is free again.
+  EXPECT_EQ(origins_.back()->ShardSize({1, 0}).status().code(), StatusCode::kNotFound);
+}
+
+// A view's shard without LMDB's magic is refused when its tree is added, in the view's words.
+TEST_F(ViewBuilderTest, ViewShardWithoutLmdbMagicIsLeftOut) {
+  testing::WriteFile(tmp_ / "src/a/1.jpg", testing::MakeJpeg(300, 240, 3));
+  ASSERT_TRUE(testing::PackFolder(tmp_ / "src", tmp_ / "ds").ok());
+  ASSERT_TRUE(Build(tmp_ / "ds", 64).ok());
+  const std::string shard = tmp_ / "ds/views/64/shard-00000.mdb";
+  std::string bytes = FileBytes(shard);
+  bytes.replace(16, 4, "XXXX");
+  testing::WriteFile(shard, bytes);
+  auto ds = Open(tmp_ / "ds");
+  format::ViewSet views = Views(*ds);
+  EXPECT_TRUE(views.views().empty());
+  ASSERT_EQ(views.problems().size(), 1u);
+  EXPECT_EQ(views.problems()[0].message(), shard + ": not an LMDB file (no meta page magic)");
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 #include "tools/view/view_builder.h"
@@ -29,10 +31,12 @@ std::string Script() { return testing::SourceDir() + "/tests/tools/view_quality.
 // ORIG/<name>; returns how many.
 int Extract(const std::string& dataset, uint32_t side, const std::string& orig_dir,
             const std::string& view_dir) {
-  auto ds = format::Dataset::Open(dataset);
-  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
-  if (!ds.ok()) return 0;
-  format::ViewSet views = format::ViewSet::Open(**ds);
+  auto local = format::OpenLocalDataset(dataset);
+  EXPECT_TRUE(local.ok()) << local.status().ToString();
+  if (!local.ok()) return 0;
+  const format::Dataset& ds = *local->dataset;
+  origin::Origin& shards = *local->origin;
+  format::ViewSet views = format::ViewSet::Open(ds, shards);
   const format::View* v = views.Find(side);
   EXPECT_NE(v, nullptr);
   if (v == nullptr) return 0;
@@ -43,12 +47,11 @@ int Extract(const std::string& dataset, uint32_t side, const std::string& orig_d
     auto r = v->GetRecord(i);
     EXPECT_TRUE(r.ok());
     if (!r.ok() || r->kind != static_cast<uint16_t>(format::ViewRecordKind::kResized)) continue;
-    auto e = (*ds)->GetEntry(r->entry);
+    auto e = ds.GetEntry(r->entry);
     auto f = v->Lookup(*e);
     EXPECT_TRUE(f.ok());
-    std::string original(e->size(), '\0'), resized(f->size, '\0');
-    EXPECT_TRUE((*ds)->ReadVerified(*e, original.data()).ok());
-    EXPECT_TRUE(v->ReadVerified(*f, std::string(e->name), resized.data()).ok());
+    const std::string original = testing::ReadChecked(shards, ds, *e);
+    const std::string resized = testing::ReadChecked(shards, *v, *f);
     testing::WriteFile(orig_dir + "/" + std::string(e->name), original);
     testing::WriteFile(view_dir + "/" + std::string(e->name), resized);
     ++n;

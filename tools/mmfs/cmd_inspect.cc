@@ -20,6 +20,8 @@
 #include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
+#include "fs/format/shard_reads.h"
 #include "fs/format/view_set.h"
 #include "tools/mmfs/commands.h"
 #include "tools/view/view_verify.h"
@@ -104,16 +106,17 @@ std::string SpecialBitsText(uint32_t mode) {
 }  // namespace
 
 int RunVerify(const InspectArgs& args) {
-  auto ds = format::Dataset::Open(args.dataset);
+  auto ds = format::OpenLocalDataset(args.dataset);
   if (!ds.ok()) {
     PrintError(ds.status().message());
     return 1;
   }
-  const format::Manifest& m = (*ds)->manifest();
+  const format::Manifest& m = ds->dataset->manifest();
   std::vector<std::string> problems;
   // Whole-file checksums of the index and the shards, then every file's own checksum (so the
   // damaged paths can be named), on `jobs` threads. Findings are sorted, so the output does
-  // not depend on the thread count.
+  // not depend on the thread count. The shards are read through the origin, as the mount
+  // reads them.
   auto index_sum = HashFile(args.dataset + "/" + m.index_file);
   if (!index_sum.ok() || *index_sum != m.index_checksum) {
     problems.push_back(m.index_file + ": checksum does not match the manifest");
@@ -124,11 +127,12 @@ int RunVerify(const InspectArgs& args) {
   std::atomic<uint64_t> next_entry{0}, files_done{0}, bytes_done{0}, damaged_count{0};
   std::mutex mu;
   std::vector<std::pair<uint64_t, std::string>> shard_problems, file_problems;  // guarded by mu
-  const format::Dataset& dataset = **ds;
+  const format::Dataset& dataset = *ds->dataset;
+  origin::Origin& shards = *ds->origin;
   auto worker = [&] {
     for (size_t i = next_shard++; i < m.shards.size(); i = next_shard++) {
       const format::ShardInfo& shard = m.shards[i];
-      auto sum = HashFile(args.dataset + "/" + shard.file);
+      auto sum = format::HashShard(shards, {origin::kDatasetTree, static_cast<uint32_t>(i)});
       std::string why = !sum.ok() ? sum.status().message()
                         : *sum != shard.checksum ? "checksum does not match the manifest (damaged)"
                                                  : "";
@@ -138,7 +142,6 @@ int RunVerify(const InspectArgs& args) {
         shard_problems.emplace_back(i, shard.file + ": " + why);
       }
     }
-    std::string buf;
     constexpr uint64_t kBatch = 256;
     for (uint64_t first = next_entry.fetch_add(kBatch); first < dataset.entry_count();
          first = next_entry.fetch_add(kBatch)) {
@@ -154,9 +157,8 @@ int RunVerify(const InspectArgs& args) {
                 ModeText(e->record.mode) + " has " + SpecialBitsText(e->record.mode) +
                 ", which mmfs pack never writes (the index was edited)";
         } else if (e->is_regular()) {
-          buf.resize(e->size());
-          Status st = dataset.ReadVerified(*e, buf.data());
-          if (!st.ok()) why = dataset.PathOf(i) + ": " + st.message();
+          auto read = format::ReadVerified(shards, dataset, *e);
+          if (!read.ok()) why = dataset.PathOf(i) + ": " + read.status().message();
           ++files_done;
           bytes_done += e->size();
         }
@@ -200,8 +202,8 @@ int RunVerify(const InspectArgs& args) {
   for (auto& [i, p] : shard_problems) problems.push_back(std::move(p));
   for (auto& [i, p] : file_problems) problems.push_back(std::move(p));
   // Views (DST/views/N): their own index, shards and every resized image.
-  format::ViewSet views = format::ViewSet::Open(dataset);
-  view::ViewVerifyResult view_result = view::VerifyViews(dataset, views);
+  format::ViewSet views = format::ViewSet::Open(dataset, shards);
+  view::ViewVerifyResult view_result = view::VerifyViews(dataset, views, shards);
   for (std::string& p : view_result.problems) problems.push_back(std::move(p));
   uint64_t files = files_done.load(), bytes = m.total_bytes,
            damaged = damaged_count.load() + view_result.damaged_files;
@@ -230,18 +232,21 @@ int RunVerify(const InspectArgs& args) {
 }
 
 int RunInfo(const InspectArgs& args) {
-  auto ds = format::Dataset::Open(args.dataset);
-  if (!ds.ok()) {
-    PrintError(ds.status().message());
+  // The shards are opened (and checked) too: a dataset whose shard is missing or replaced is
+  // not described as if it were whole.
+  auto local = format::OpenLocalDataset(args.dataset);
+  if (!local.ok()) {
+    PrintError(local.status().message());
     return 1;
   }
-  const format::Manifest& m = (*ds)->manifest();
+  const format::Dataset& dataset = *local->dataset;
+  const format::Manifest& m = dataset.manifest();
   // Samples per directory and image sizes, from the index alone (no data is read).
   std::map<std::string, uint64_t> per_dir;
   std::map<std::string, uint64_t> sizes;  // "<=256 px", ...
   uint64_t images = 0;
-  for (uint64_t i = 0; i < (*ds)->entry_count(); ++i) {
-    auto e = (*ds)->GetEntry(i);
+  for (uint64_t i = 0; i < dataset.entry_count(); ++i) {
+    auto e = dataset.GetEntry(i);
     if (!e.ok() || !e->is_regular()) continue;
     if (e->record.width > 0) {
       ++images;
@@ -249,7 +254,7 @@ int RunInfo(const InspectArgs& args) {
       const char* bucket = side <= 256 ? "<= 256 px" : side <= 512 ? "257-512 px"
                            : side <= 1024 ? "513-1024 px" : "> 1024 px";
       sizes[bucket]++;
-      per_dir[(*ds)->PathOf(e->record.parent)]++;
+      per_dir[dataset.PathOf(e->record.parent)]++;
     }
   }
   std::vector<std::pair<std::string, uint64_t>> top(per_dir.begin(), per_dir.end());
@@ -257,7 +262,7 @@ int RunInfo(const InspectArgs& args) {
   if (top.size() > 10) top.resize(10);
   uint64_t on_disk = m.index_size;
   for (const auto& s : m.shards) on_disk += s.size;
-  format::ViewSet views = format::ViewSet::Open(**ds);
+  format::ViewSet views = format::ViewSet::Open(dataset, *local->origin);
   nlohmann::json view_list = nlohmann::json::array();
   for (const auto& v : views.views()) {
     view_list.push_back({{"side", v->side()},

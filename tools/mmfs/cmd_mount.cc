@@ -25,9 +25,12 @@
 #include "fs/core/line_pipe.h"
 #include "fs/core/memory_governor.h"
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"
 #include "fs/fuse/fuse_server.h"
 #include "fs/fuse/unmount.h"
+#include "fs/origin/delayed_origin.h"
+#include "fs/origin/local_file_origin.h"
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/daemonize.h"
 #include "tools/mmfs/mount_options.h"
@@ -146,8 +149,8 @@ Status CheckMountpoint(const std::string& mnt, bool nonempty) {
 }
 
 // Runs the mount; `report` receives "ready" or an error message exactly once.
-int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
-          const ReadinessReport& report) {
+int Serve(ParsedMountOptions& opts, format::LocalDataset local, const ReadinessReport& report) {
+  std::unique_ptr<format::Dataset> dataset = std::move(local.dataset);
   RaiseFileLimit();
   // Only with a memory budget: without one, memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
@@ -181,13 +184,14 @@ int Serve(ParsedMountOptions& opts, std::unique_ptr<format::Dataset> dataset,
   opts.fs.hint_open_to_all_only = ServesOtherUsers(opts) && !opts.hint_owner_only;
   // A test hook: a slow origin (tests/integration/reader_mount_test.cc), in microseconds per
   // shard read. Not an option: nobody wants it but a test or a demonstration.
-  std::unique_ptr<fs::OriginIo> io;
+  std::unique_ptr<origin::Origin> shards = std::move(local.origin);
   if (const char* delay = std::getenv("MMFS_TEST_ORIGIN_DELAY_US"); delay != nullptr) {
     const uint64_t us = std::strtoull(delay, nullptr, 10);
     spdlog::warn("MMFS_TEST_ORIGIN_DELAY_US: every shard read waits {} us more", us);
-    io = fs::NewDelayedIo(fs::NewDatasetIo(*dataset), us);
+    shards = origin::NewDelayedOrigin(std::move(shards), us);
   }
-  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(tiers).value(), std::move(io));
+  fs::Filesystem filesystem(std::move(dataset), opts.fs, std::move(tiers).value(),
+                            std::move(shards));
   // Declared after the filesystem: stopped before it goes away.
   std::unique_ptr<fs::MemoryGovernor> governor;
   if (opts.memory_limit) {
@@ -289,15 +293,17 @@ int RunMount(const MountArgs& in) {
     PrintError(s.message());
     return 1;
   }
-  auto dataset = format::Dataset::Open(args.dataset);
+  auto dataset = format::OpenLocalDataset(args.dataset);
   if (!dataset.ok()) {
     PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
     return 1;
   }
   if (args.view != 0) {
     // Checked here, before forking, so that the user sees why: the daemon would otherwise serve
-    // the original tree.
-    format::ViewSet views = format::ViewSet::Open(**dataset);
+    // the original tree. The views' shards are checked in an origin of their own, closed after
+    // the check: the daemon's adds them again (Filesystem).
+    origin::LocalFileOrigin check(dataset->dataset->dir());
+    format::ViewSet views = format::ViewSet::Open(*dataset->dataset, check);
     if (views.Find(args.view) == nullptr) {
       std::string have;
       for (const auto& v : views.views()) have += (have.empty() ? "" : ", ") + std::to_string(v->side());
@@ -310,7 +316,7 @@ int RunMount(const MountArgs& in) {
     }
     opts.fs.root_view = args.view;
   }
-  PlanMemory(**dataset, &opts);
+  PlanMemory(*dataset->dataset, &opts);
   opts.fs.lock_index = opts.lock_index.value_or(opts.memory.has_value());
 
   if (args.foreground) {

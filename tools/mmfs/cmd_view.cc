@@ -13,6 +13,7 @@
 #include "fs/base/json_text.h"
 #include "fs/base/units.h"
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"
 #include "tools/mmfs/commands.h"
 #include "tools/stage/interrupt.h"
@@ -101,9 +102,11 @@ uint64_t DatasetBytesOnDisk(const format::Manifest& m) {
 }
 
 // A view of side N appears in the mount as the top-level folder "@N": a packed folder of that
-// name would be hidden behind it without a word.
+// name would be hidden behind it without a word. The dataset is opened with its shards, as the
+// build opens it: a damaged one is named before anything else.
 Status CheckViewNameIsFree(const std::string& dataset, uint32_t side) {
-  MMFS_ASSIGN_OR_RETURN(auto ds, format::Dataset::Open(dataset));
+  MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(dataset));
+  const std::unique_ptr<format::Dataset>& ds = local.dataset;
   MMFS_ASSIGN_OR_RETURN(format::Entry root, ds->GetEntry(0));
   std::string name = "@";  // appended: GCC 12 -O3 reports a false -Wrestrict for "@" + ...
   name += std::to_string(side);
@@ -202,14 +205,15 @@ int RunViewRm(const ViewArgs& args) {
 }
 
 int RunViewLs(const ViewArgs& args) {
-  auto ds = format::Dataset::Open(args.dataset);
+  // The dataset's and the views' shards are checked as a mount would open them.
+  auto ds = format::OpenLocalDataset(args.dataset);
   if (!ds.ok()) {
     PrintError(ds.status().message());
     return 1;
   }
-  format::ViewSet views = format::ViewSet::Open(**ds);
+  format::ViewSet views = format::ViewSet::Open(*ds->dataset, *ds->origin);
   std::vector<view::PartialView> partials = view::ListPartials(args.dataset);
-  const uint64_t base_bytes = DatasetBytesOnDisk((*ds)->manifest());
+  const uint64_t base_bytes = DatasetBytesOnDisk(ds->dataset->manifest());
   if (args.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : views.views()) {

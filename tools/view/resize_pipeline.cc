@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "fs/format/shard_reads.h"
+
 namespace mmfs::view {
 
 void ResizePipeline::Work(const Candidate& c, ResizeOutcome* out) const {
@@ -16,17 +18,16 @@ void ResizePipeline::Work(const Candidate& c, ResizeOutcome* out) const {
     out->read_error = e.status();
     return;
   }
-  std::string bytes(e->size(), '\0');
-  Status st = dataset_.ReadVerified(*e, bytes.data());
-  if (!st.ok()) {
-    out->read_error = st.WithContext("reading the original (run mmfs verify)");
+  auto bytes = format::ReadVerified(origin_, dataset_, *e);
+  if (!bytes.ok()) {
+    out->read_error = bytes.status().WithContext("reading the original (run mmfs verify)");
     return;
   }
   ResizeRequest req;
   req.kind = c.kind;
   req.side = side_;
   req.quality = quality_;
-  out->image = ResizeImage(bytes, req);
+  out->image = ResizeImage(std::string_view(bytes->data(), bytes->size()), req);
 }
 
 // Workers take candidates in order, at most `window` ahead of the commit; this thread commits

@@ -3,7 +3,8 @@
 // 8 per thread ahead of the commit, and handed back in candidate order on the calling thread,
 // so the view's bytes do not depend on the number of threads.
 //
-// Ownership: keeps references to the dataset and the candidates; they must outlive Run.
+// Ownership: keeps references to the dataset, the origin of its shards and the candidates; they
+// must outlive Run.
 // Thread-safety: Run is called from one thread (the committing thread, where `commit` runs); it
 // starts its workers and joins them before it returns.
 #pragma once
@@ -17,6 +18,7 @@
 
 #include "fs/base/status.h"
 #include "fs/format/dataset.h"
+#include "fs/origin/origin.h"
 #include "tools/view/image_resizer.h"
 #include "tools/view/view_candidates.h"
 
@@ -33,9 +35,14 @@ struct ResizeOutcome {
 
 class ResizePipeline {
  public:
-  ResizePipeline(const format::Dataset& dataset, uint32_t side, int quality, int jobs,
-                 const std::atomic<bool>* cancel)
-      : dataset_(dataset), side_(side), quality_(quality), jobs_(jobs), cancel_(cancel) {}
+  ResizePipeline(const format::Dataset& dataset, origin::Origin& origin, uint32_t side,
+                 int quality, int jobs, const std::atomic<bool>* cancel)
+      : dataset_(dataset),
+        origin_(origin),
+        side_(side),
+        quality_(quality),
+        jobs_(jobs),
+        cancel_(cancel) {}
 
   // Called on Run's thread with each candidate's index and outcome, in candidate order.
   using CommitFn = std::function<Status(size_t index, ResizeOutcome& outcome)>;
@@ -51,6 +58,7 @@ class ResizePipeline {
   bool Cancelled() const { return cancel_ != nullptr && cancel_->load(); }
 
   const format::Dataset& dataset_;
+  origin::Origin& origin_;  // the dataset's shards (kDatasetTree)
   const uint32_t side_;
   const int quality_;
   const int jobs_;

@@ -17,6 +17,7 @@
 #include "fs/base/file_util.h"
 #include "fs/base/json_text.h"
 #include "fs/format/dataset.h"
+#include "fs/format/local_dataset.h"
 #include "fs/format/view_format.h"
 #include "fs/format/view_set.h"
 #include "tools/stage/checkpoint_file.h"
@@ -37,10 +38,11 @@ namespace {
 class Builder {
  public:
   Builder(const ViewOptions& options, pack::OnBadImage on_bad, const format::Dataset& dataset,
-          pack::PackReporter& reporter, std::string work_dir)
+          origin::Origin& shards, pack::PackReporter& reporter, std::string work_dir)
       : options_(options),
         on_bad_(on_bad),
         dataset_(dataset),
+        origin_(shards),
         reporter_(reporter),
         work_dir_(std::move(work_dir)),
         output_(options, on_bad, dataset, reporter, work_dir_) {}
@@ -73,7 +75,7 @@ class Builder {
     reporter_.Phase("view " + std::to_string(options_.side) + ": " +
                     std::to_string(candidates.size()) + " images" +
                     (resumed > 0 ? ", " + std::to_string(resumed) + " done before" : ""));
-    ResizePipeline pipeline(dataset_, options_.side, options_.quality, options_.jobs,
+    ResizePipeline pipeline(dataset_, origin_, options_.side, options_.quality, options_.jobs,
                             options_.cancel);
     MMFS_RETURN_IF_ERROR(pipeline.Run(
         candidates, static_cast<size_t>(output_.next()), [&](size_t i, ResizeOutcome& out) {
@@ -129,6 +131,7 @@ class Builder {
   const ViewOptions& options_;
   const pack::OnBadImage on_bad_;
   const format::Dataset& dataset_;
+  origin::Origin& origin_;  // the dataset's shards (kDatasetTree), read by the resize workers
   pack::PackReporter& reporter_;
   const std::string work_dir_;
   ViewOutput output_;
@@ -158,8 +161,8 @@ Result<ViewSummary> BuildView(const ViewOptions& options, pack::PackReporter& re
     return Status::InvalidArgument("view shard size must be at least 64K");
   }
   MMFS_RETURN_IF_ERROR(InitImageLibrary());
-  MMFS_ASSIGN_OR_RETURN(std::unique_ptr<format::Dataset> dataset,
-                        format::Dataset::Open(options.dataset));
+  MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(options.dataset));
+  const std::unique_ptr<format::Dataset>& dataset = local.dataset;
   MMFS_ASSIGN_OR_RETURN(pack::OnBadImage on_bad, OnBadOf(options, dataset->manifest()));
   const std::string views_dir = options.dataset + "/" + format::kViewsDirName;
   const std::string final_dir = format::ViewDir(options.dataset, options.side);
@@ -185,7 +188,7 @@ Result<ViewSummary> BuildView(const ViewOptions& options, pack::PackReporter& re
                      ", left by an interrupted view build (--resume continues one instead)");
   };
   MMFS_ASSIGN_OR_RETURN(bool resume, staging.Begin(options.resume, 0755, notes));
-  Builder builder(options, on_bad, *dataset, reporter, work);
+  Builder builder(options, on_bad, *dataset, *local.origin, reporter, work);
   Status started = resume ? builder.Resume() : builder.Start();
   auto result = started.ok() ? builder.Run() : Result<ViewSummary>(started);
   if (!result.ok()) {

@@ -1,11 +1,13 @@
 #include "tools/view/view_verify.h"
 
 #include "fs/base/file_util.h"
+#include "fs/format/shard_reads.h"
 #include "fs/format/view_format.h"
 
 namespace mmfs::view {
 
-ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewSet& views) {
+ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewSet& views,
+                             origin::Origin& origin) {
   ViewVerifyResult out;
   for (const Status& s : views.problems()) out.problems.push_back(s.message());
   for (const auto& view : views.views()) {
@@ -15,8 +17,9 @@ ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewS
     if (!index_sum.ok() || *index_sum != m.index_checksum) {
       out.problems.push_back(rel + m.index_file + ": checksum does not match the view's manifest");
     }
-    for (const format::ShardInfo& shard : m.shards) {
-      auto sum = HashFile(view->dir() + "/" + shard.file);
+    for (size_t k = 0; k < m.shards.size(); ++k) {
+      const format::ShardInfo& shard = m.shards[k];
+      auto sum = format::HashShard(origin, {view->tree(), static_cast<uint32_t>(k)});
       if (!sum.ok()) {
         out.problems.push_back(rel + shard.file + ": " + sum.status().message());
       } else if (*sum != shard.checksum) {
@@ -24,7 +27,6 @@ ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewS
                                ": checksum does not match the view's manifest (damaged)");
       }
     }
-    std::string buf;
     for (uint64_t i = 0; i < view->record_count(); ++i) {
       auto r = view->GetRecord(i);
       if (!r.ok()) {
@@ -46,13 +48,12 @@ ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewS
         ++out.damaged_files;
         continue;
       }
-      buf.resize(f->size);
-      Status st = view->ReadVerified(*f, format::ViewPath(m.side, dataset.PathOf(r->entry)),
-                                     buf.data());
+      auto read = format::ReadVerified(origin, *view, *f,
+                                       format::ViewPath(m.side, dataset.PathOf(r->entry)));
       ++out.files_checked;
       out.bytes_checked += f->size;
-      if (!st.ok()) {
-        out.problems.push_back(st.message());
+      if (!read.ok()) {
+        out.problems.push_back(read.status().message());
         ++out.damaged_files;
       }
     }

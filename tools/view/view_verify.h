@@ -1,8 +1,9 @@
 // Checking a dataset's views for `mmfs verify`: each view's index and shards against the xxh3 in
 // its manifest, then every resized image against its own checksum (so the damaged paths can be
-// named), and every view that does not open at all.
+// named), and every view that does not open at all. The shards are read through the origin the
+// views were opened on (ViewSet::Open), as the mount reads them.
 //
-// Thread-safety: a pure function over const objects.
+// Thread-safety: reads `origin` (safe from any thread); the rest is const.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
+#include "fs/origin/origin.h"
 
 namespace mmfs::view {
 
@@ -21,6 +23,7 @@ struct ViewVerifyResult {
   std::vector<std::string> problems;  // "views/256/shard-00000.mdb: checksum does not match ..."
 };
 
-ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewSet& views);
+ViewVerifyResult VerifyViews(const format::Dataset& dataset, const format::ViewSet& views,
+                             origin::Origin& origin);
 
 }  // namespace mmfs::view

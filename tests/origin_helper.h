@@ -1,0 +1,46 @@
+// Tests' way to a dataset's shards: a LocalFileOrigin over them as format::OpenLocalDataset
+// opens it, and whole files read through it (format/shard_reads.h) as strings.
+//
+// Thread-safety: test-only helpers; they record failures with gtest.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "fs/format/dataset.h"
+#include "fs/format/shard_reads.h"
+#include "fs/format/view_set.h"
+#include "fs/origin/local_file_origin.h"
+
+namespace mmfs::testing {
+
+// `dataset`'s shards as origin::kDatasetTree of a LocalFileOrigin rooted at its directory; a
+// test failure if they do not open.
+inline std::unique_ptr<origin::LocalFileOrigin> LocalOrigin(const format::Dataset& dataset) {
+  auto o = std::make_unique<origin::LocalFileOrigin>(dataset.dir());
+  Status added = o->AddTree(origin::kDatasetTree, dataset.ShardTree());
+  EXPECT_TRUE(added.ok()) << added.ToString();
+  return o;
+}
+
+// Regular file `e` read whole through `o` and checked against the index; "" and a test failure
+// if it does not read or check.
+inline std::string ReadChecked(origin::Origin& o, const format::Dataset& dataset,
+                               const format::Entry& e) {
+  auto bytes = format::ReadVerified(o, dataset, e);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+  return bytes.ok() ? std::string(bytes->data(), bytes->size()) : std::string();
+}
+
+// Resized file `f` of view `v` read whole through `o` (the origin the view was opened on) and
+// checked; "" and a test failure if it does not read or check.
+inline std::string ReadChecked(origin::Origin& o, const format::View& v,
+                               const format::ViewFile& f) {
+  auto bytes = format::ReadVerified(o, v, f, "test");
+  EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+  return bytes.ok() ? std::string(bytes->data(), bytes->size()) : std::string();
+}
+
+}  // namespace mmfs::testing
