@@ -24,6 +24,8 @@ demo=(
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libarchive-dev libpng-dev zlib1g-dev libwebp-dev libcsv-dev
   libmemcached-dev libssl-dev
+  # remote origins (mount from HTTP(S) or S3): ranged GETs, TLS, SigV4 signing
+  libcurl4-openssl-dev
   # views (mmfs view add) resize with libvips; its Depends bring every .pc its Requires and
   # Requires.private name (glib, expat, libexif, lcms2, librsvg, OpenEXR, ... checked one by one)
   libvips-dev
@@ -35,6 +37,8 @@ tests=(
   libgtest-dev libjpeg62-turbo-dev
   # the shards' own tools (a test reads a shard with mdb_stat), the cluster tier's servers
   lmdb-utils memcached
+  # the remote origins' tests serve shards from a local web server
+  nginx-light
   # the Debian package: cpack's dpkg-shlibdeps (needs file), man pages from --help (help2man) and
   # their check (man-db), the completion it installs
   help2man man-db file dpkg-dev bash-completion

@@ -1,0 +1,210 @@
+#include "fs/origin/curl_transport.h"
+
+#include <curl/curl.h>
+
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+
+namespace mmfs::origin {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// The body of an answer that is not 2xx (an error page) is read and dropped, up to this much.
+constexpr uint64_t kMaxErrorBody = 64 << 10;
+
+struct Exchange {
+  CURL* curl;
+  HttpResponse* response;
+  uint64_t max_body;
+  bool too_long = false;
+  uint64_t dropped = 0;
+};
+
+size_t OnBody(char* data, size_t size, size_t count, void* user) {
+  auto* x = static_cast<Exchange*>(user);
+  const size_t n = size * count;
+  long status = 0;
+  curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status > 299) {
+    x->dropped += n;
+    return x->dropped <= kMaxErrorBody ? n : 0;
+  }
+  if (x->response->body.size() + n > x->max_body) {
+    x->too_long = true;
+    return 0;  // CURLE_WRITE_ERROR: the transfer stops here
+  }
+  x->response->body.append(data, n);
+  return n;
+}
+
+bool HeaderIs(std::string_view line, std::string_view name) {
+  if (line.size() <= name.size() || line[name.size()] != ':') return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
+  }
+  return true;
+}
+
+std::string_view HeaderValue(std::string_view line, size_t name_size) {
+  std::string_view v = line.substr(name_size + 1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' '))
+    v.remove_suffix(1);
+  return v;
+}
+
+size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* x = static_cast<Exchange*>(user);
+  const size_t n = size * count;
+  std::string_view line(data, n);
+  if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a 100 Continue): start afresh
+    x->response->etag.clear();
+    x->response->content_length.reset();
+  } else if (HeaderIs(line, "etag")) {
+    x->response->etag = std::string(HeaderValue(line, 4));
+  } else if (HeaderIs(line, "content-length")) {
+    std::string_view v = HeaderValue(line, 14);
+    uint64_t value = 0;
+    bool digits = !v.empty();
+    for (char c : v) {
+      if (c < '0' || c > '9' || value > (UINT64_MAX - 9) / 10) {
+        digits = false;
+        break;
+      }
+      value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (digits) x->response->content_length = value;
+  }
+  return n;
+}
+
+bool Transient(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+CurlTransport::CurlTransport(CurlOptions options) : options_(std::move(options)) { GlobalInit(); }
+
+CurlTransport::~CurlTransport() {
+  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
+}
+
+void* CurlTransport::TakeHandle() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      void* h = idle_.back();
+      idle_.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void CurlTransport::GiveBack(void* handle) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.size() < options_.max_idle_handles) {
+      idle_.push_back(handle);
+      return;
+    }
+  }
+  curl_easy_cleanup(static_cast<CURL*>(handle));
+}
+
+HttpResponse CurlTransport::Send(const HttpRequest& request) {
+  HttpResponse response;
+  auto* curl = static_cast<CURL*>(TakeHandle());
+  if (curl == nullptr) {
+    response.failure = TransportFailure::kTransient;
+    response.error = "curl_easy_init failed";
+    return response;
+  }
+  // A reused handle keeps its connection cache and drops the last request's options.
+  curl_easy_reset(curl);
+  Exchange x{curl, &response, request.max_body};
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.stall_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
+  if (request.head) curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  std::string range;
+  if (request.range) {
+    range = std::to_string(request.range->first) + "-" + std::to_string(request.range->second);
+    curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+  }
+  curl_slist* headers = nullptr;
+  if (!request.if_match.empty()) {
+    headers = curl_slist_append(headers, ("If-Match: " + request.if_match).c_str());
+  }
+  if (!options_.aws_sigv4.empty()) {
+    curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, options_.aws_sigv4.c_str());
+    curl_easy_setopt(curl, CURLOPT_USERNAME, options_.access_key.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, options_.secret_key.c_str());
+    if (!options_.session_token.empty()) {
+      headers =
+          curl_slist_append(headers, ("x-amz-security-token: " + options_.session_token).c_str());
+    }
+  }
+  if (headers != nullptr) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+
+  const CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  if (x.dropped > 0) {
+    // An error answer: its status is what counts, whether or not its page was read whole.
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  } else if (x.too_long) {
+    response.failure = TransportFailure::kPermanent;
+    response.error =
+        "the answer holds more than the " + std::to_string(request.max_body) + " bytes asked for";
+  } else if (code != CURLE_OK) {
+    response.failure =
+        Transient(code) ? TransportFailure::kTransient : TransportFailure::kPermanent;
+    response.error = error[0] != '\0' ? std::string(error) : curl_easy_strerror(code);
+  } else {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  }
+  // The handle is reset before its next use; what it points at (the error buffer, `x`) is not
+  // read by it between requests.
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  GiveBack(curl);
+  return response;
+}
+
+}  // namespace mmfs::origin

@@ -1,0 +1,52 @@
+// HttpTransport: one HTTP request and its answer, the seam between a remote origin
+// (http_origin.h) and the network, so that the origin's retries, ETag pinning and counters are
+// tested with a fake transport and the real one (CurlTransport, libcurl) with a local server.
+//
+// A transport sends exactly the request it is given to the URL it is given: it follows no
+// redirect and never contacts an address the request does not name.
+//
+// Ownership: a transport owns its connections; requests and responses are values.
+// Thread-safety: Send may be called from any number of threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mmfs::origin {
+
+struct HttpRequest {
+  bool head = false;  // HEAD instead of GET
+  std::string url;
+  // Bytes [first, last] (inclusive, as the Range header) of the object; none: the whole object.
+  std::optional<std::pair<uint64_t, uint64_t>> range;
+  // The ETag the object must still have (If-Match); empty: no condition.
+  std::string if_match;
+  // A body longer than this is cut off and the request fails (a server that ignores Range must
+  // not make the daemon hold a whole shard). 0: no body kept at all.
+  uint64_t max_body = 0;
+};
+
+// How a request failed before an HTTP status came back.
+enum class TransportFailure {
+  kNone,       // an HTTP status came back
+  kTransient,  // timeout, refused or reset connection, DNS: worth another try
+  kPermanent,  // a bad URL, a TLS certificate refused, a body longer than max_body
+};
+
+struct HttpResponse {
+  TransportFailure failure = TransportFailure::kNone;
+  std::string error;  // what failed, when failure != kNone
+  long status = 0;    // HTTP status
+  std::string etag;   // the ETag header as sent (quotes kept); empty if none
+  std::optional<uint64_t> content_length;
+  std::string body;
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  virtual HttpResponse Send(const HttpRequest& request) = 0;
+};
+
+}  // namespace mmfs::origin

@@ -1,0 +1,33 @@
+// RetryPolicy: when a remote origin tries a request again and how long it waits first.
+//
+// Timeouts, connection errors, 5xx and 429 are tried again, after an exponential backoff with
+// full jitter (a uniform wait in [0, min(max_delay, initial_delay * 2^attempt)]) so that many
+// readers behind one failing server do not retry in step; all tries of one request stay within
+// `total` (then the request fails). Nothing is sticky: the next request starts afresh, so a
+// server that went away and came back is served again.
+//
+// Thread-safety: a value; Delay is a pure function of its arguments.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "fs/origin/http_transport.h"
+
+namespace mmfs::origin {
+
+struct RetryPolicy {
+  std::chrono::milliseconds initial_delay{100};
+  std::chrono::milliseconds max_delay{5000};
+  // All tries of one request, waits included; the last wait is cut to what is left.
+  std::chrono::milliseconds total{30000};
+
+  // The wait before try `attempt` + 1 (attempt 0: the first retry), for a `random` value drawn
+  // uniformly from all of uint64_t.
+  std::chrono::milliseconds Delay(uint32_t attempt, uint64_t random) const;
+};
+
+// Whether `response` is worth another try: a transient transport failure, a 5xx or a 429.
+bool IsRetryable(const HttpResponse& response);
+
+}  // namespace mmfs::origin

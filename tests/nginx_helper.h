@@ -1,0 +1,125 @@
+// A real nginx on 127.0.0.1 for the remote origin's tests: a config written into a temp dir,
+// one process (daemon off, master_process off) serving that dir's www/ on a free port, started
+// and stopped by the test. The server dies with the test process (PR_SET_PDEATHSIG), so a
+// failing or killed test leaves no server behind.
+//
+// Thread-safety: test-only; one thread drives it.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace mmfs::testing {
+
+inline constexpr const char* kNginx = "/usr/sbin/nginx";
+
+// A TCP port on 127.0.0.1 nobody listens on now (the kernel's choice for port 0).
+inline int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+// Whether something accepts connections on 127.0.0.1:`port`.
+inline bool Listening(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+class NginxServer {
+ public:
+  NginxServer() : port_(FreePort()) {
+    std::filesystem::create_directories(dir_ / "www");
+    std::filesystem::create_directories(dir_ / "tmp");
+    std::ofstream conf(dir_ / "nginx.conf");
+    conf << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+         << "pid " << (dir_ / "nginx.pid") << ";\n"
+         << "error_log " << (dir_ / "error.log") << " warn;\n"
+         << "events { worker_connections 64; }\n"
+         << "http {\n  access_log off;\n"
+         << "  client_body_temp_path " << (dir_ / "tmp") << ";\n"
+         << "  proxy_temp_path " << (dir_ / "tmp") << ";\n"
+         << "  fastcgi_temp_path " << (dir_ / "tmp") << ";\n"
+         << "  uwsgi_temp_path " << (dir_ / "tmp") << ";\n"
+         << "  scgi_temp_path " << (dir_ / "tmp") << ";\n"
+         << "  server {\n    listen 127.0.0.1:" << port_ << ";\n"
+         << "    root " << www() << ";\n  }\n}\n";
+  }
+  ~NginxServer() { Stop(); }
+  NginxServer(const NginxServer&) = delete;
+  NginxServer& operator=(const NginxServer&) = delete;
+
+  // The directory it serves, and its URL.
+  std::string www() const { return dir_ / "www"; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  // Starts the server and waits (10 s at most) until it accepts connections.
+  bool Start() {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const std::string conf = dir_ / "nginx.conf";
+      ::execl(kNginx, kNginx, "-e", (dir_ / "error.log").c_str(), "-p", dir_.path().c_str(), "-c",
+              conf.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    if (pid_ < 0) return false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Listening(port_)) return true;
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      ::usleep(2000);  // polling the port, with a deadline
+    }
+    return false;
+  }
+
+  // Stops the server and reaps it; the port is free again when this returns.
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  std::string ErrorLog() const { return ReadFile(dir_ / "error.log"); }
+
+ private:
+  TempDir dir_;
+  const int port_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace mmfs::testing
