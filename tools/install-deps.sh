@@ -37,7 +37,8 @@ tests=(
   libgtest-dev libjpeg62-turbo-dev
   # the shards' own tools (a test reads a shard with mdb_stat), the cluster tier's servers
   lmdb-utils memcached
-  # the remote origins' tests serve shards from a local web server
+  # the remote origins' tests serve shards from a local web server (their S3 tests use
+  # moto_server when it is on PATH: `pip install 'moto[server]'`; Debian 12 does not ship it)
   nginx-light
   # the Debian package: cpack's dpkg-shlibdeps (needs file), man pages from --help (help2man) and
   # their check (man-db), the completion it installs

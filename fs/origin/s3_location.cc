@@ -1,0 +1,84 @@
+#include "fs/origin/s3_location.h"
+
+namespace mmfs::origin {
+namespace {
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ValidBucket(const std::string& b) {
+  if (b.size() < 3 || b.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(b.front()) || !alnum(b.back())) return false;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const char c = b[i];
+    if (!alnum(c) && c != '.' && c != '-') return false;
+    if (c == '.' && i + 1 < b.size() && b[i + 1] == '.') return false;
+  }
+  return true;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && s[start] == '/') ++start;
+  return s.substr(start);
+}
+
+}  // namespace
+
+bool IsS3Url(const std::string& url) { return StartsWith(url, "s3://"); }
+
+bool IsHttpUrl(const std::string& url) {
+  return StartsWith(url, "http://") || StartsWith(url, "https://");
+}
+
+Result<S3Location> ParseS3Url(const std::string& url) {
+  if (!IsS3Url(url)) return Status::InvalidArgument(url + ": not an s3:// URL");
+  const std::string rest = url.substr(5);
+  const size_t slash = rest.find('/');
+  S3Location where;
+  where.bucket = rest.substr(0, slash);
+  if (!ValidBucket(where.bucket)) {
+    return Status::InvalidArgument(url + ": '" + where.bucket + "' is not an S3 bucket name");
+  }
+  where.key = slash == std::string::npos ? "" : Trim(rest.substr(slash + 1));
+  if (where.key.empty()) {
+    return Status::InvalidArgument(url + ": no dataset after the bucket (s3://BUCKET/PATH)");
+  }
+  if (where.key.find_first_of("?#") != std::string::npos) {
+    return Status::InvalidArgument(url + ": a query or fragment is not part of an S3 key here");
+  }
+  return where;
+}
+
+Result<std::string> S3BaseUrl(const S3Location& where, const std::string& endpoint,
+                              const std::string& region, S3Addressing addressing) {
+  std::string scheme, host;
+  bool path_style = false;
+  if (endpoint.empty()) {
+    if (region.empty()) return Status::InvalidArgument("no region for AWS's S3 endpoint");
+    scheme = "https://";
+    host = "s3." + region + ".amazonaws.com";
+    path_style = addressing == S3Addressing::kPathStyle ||
+                 (addressing == S3Addressing::kAuto && where.bucket.find('.') != std::string::npos);
+  } else {
+    if (!IsHttpUrl(endpoint) || endpoint.find_first_of("?#") != std::string::npos) {
+      return Status::InvalidArgument(endpoint + ": an endpoint is an http:// or https:// URL");
+    }
+    const size_t after = endpoint.find("://") + 3;
+    scheme = endpoint.substr(0, after);
+    host = endpoint.substr(after);
+    while (!host.empty() && host.back() == '/') host.pop_back();
+    if (host.empty()) return Status::InvalidArgument(endpoint + ": no host in the endpoint");
+    path_style = addressing != S3Addressing::kVirtualHosted;
+  }
+  if (path_style) return scheme + host + "/" + where.bucket + "/" + where.key;
+  if (host.find('/') != std::string::npos) {
+    return Status::InvalidArgument(endpoint +
+                                   ": virtual-hosted addressing needs an endpoint "
+                                   "without a path");
+  }
+  return scheme + where.bucket + "." + host + "/" + where.key;
+}
+
+}  // namespace mmfs::origin

@@ -1,0 +1,41 @@
+// S3 locations: an s3:// URL taken apart, and the HTTP URL of its objects for an endpoint.
+//
+// "s3://BUCKET/KEY/PREFIX" names a dataset's directory in a bucket. Its objects are reached at
+// an endpoint the user gave (--endpoint or AWS_ENDPOINT_URL: an S3-compatible store), either
+// path-style (ENDPOINT/BUCKET/KEY) or virtual-hosted (SCHEME://BUCKET.HOST/KEY); with no
+// endpoint given, at AWS's own regional endpoint (virtual-hosted, or path-style for a bucket
+// whose name has a dot, which the wildcard certificate would not cover).
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <string>
+
+#include "fs/base/status.h"
+
+namespace mmfs::origin {
+
+struct S3Location {
+  std::string bucket;
+  std::string key;  // the dataset's directory in the bucket, without leading or trailing '/'
+};
+
+// Whether `url` is an s3:// URL (and not a path or an http(s):// URL).
+bool IsS3Url(const std::string& url);
+// Whether `url` is an http:// or https:// URL.
+bool IsHttpUrl(const std::string& url);
+
+// "s3://bucket/a/b/ds.mmfs" -> {"bucket", "a/b/ds.mmfs"}. InvalidArgument for another scheme, a
+// bucket name S3 would refuse (3 to 63 of a-z 0-9 . -, starting and ending with a letter or
+// digit), or an empty key.
+Result<S3Location> ParseS3Url(const std::string& url);
+
+enum class S3Addressing { kAuto, kPathStyle, kVirtualHosted };
+
+// The HTTP URL of `where`'s directory. `endpoint`: "http(s)://host[:port]" (a path after it is
+// kept, before the bucket in path style); empty: AWS's endpoint for `region`. kAuto is path style
+// for a given endpoint (what S3-compatible stores expect) and virtual-hosted for AWS's.
+Result<std::string> S3BaseUrl(const S3Location& where, const std::string& endpoint,
+                              const std::string& region, S3Addressing addressing);
+
+}  // namespace mmfs::origin

@@ -1,0 +1,39 @@
+// S3Origin: a dataset's shards in an S3 bucket (or an S3-compatible store), read as HttpOrigin
+// reads a web server's, with each request signed (SigV4, by libcurl) with the user's
+// credentials. The URL is "s3://BUCKET/PATH"; the endpoint, region and credentials come from
+// the options and the AWS settings (aws_config.h); addressing as s3_location.h says.
+//
+// mmfs contacts only the endpoint the user gave, or, with none given, AWS's regional endpoint
+// for the bucket the URL names.
+//
+// Ownership: the caller owns the origin returned.
+// Thread-safety: NewS3Origin is a pure function of its arguments; the origin is as HttpOrigin.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fs/base/status.h"
+#include "fs/origin/aws_config.h"
+#include "fs/origin/http_origin.h"
+#include "fs/origin/s3_location.h"
+
+namespace mmfs::origin {
+
+struct RemoteOptions {
+  std::string endpoint;  // --endpoint; overrides the AWS settings' (AWS_ENDPOINT_URL)
+  std::string ca_file;   // --ca-file: trusted besides nothing else; empty: the system's CAs
+  S3Addressing addressing = S3Addressing::kAuto;
+  RetryPolicy retry;
+};
+
+// The origin for "s3://BUCKET/PATH". Reads without signing when `aws` has no credentials (a
+// public bucket).
+Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const AwsSettings& aws,
+                                                const RemoteOptions& options);
+
+// The origin for an http:// or https:// URL of a dataset's directory.
+Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
+                                                  const RemoteOptions& options);
+
+}  // namespace mmfs::origin
