@@ -191,6 +191,7 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   } else if (x.too_long) {
     response.failure = TransportFailure::kPermanent;
+    response.body_cut = true;
     response.error =
         "the answer holds more than the " + std::to_string(request.max_body) + " bytes asked for";
   } else if (code != CURLE_OK) {

@@ -105,6 +105,23 @@ Result<std::string> HttpOrigin::GetRange(const Shard& s, uint64_t offset, size_t
   return std::move(response.body);
 }
 
+Result<std::string> HttpOrigin::FetchObject(const std::string& name, uint64_t max_bytes) {
+  HttpRequest request;
+  request.url = UrlOf(name);
+  request.max_body = max_bytes;
+  HttpResponse response = Fetch(request);
+  if (response.body_cut) {
+    stats_.NoteError();
+    return Status::ResourceExhausted(request.url + ": more than " + std::to_string(max_bytes) +
+                                     " bytes");
+  }
+  if (response.failure != TransportFailure::kNone || response.status != 200) {
+    stats_.NoteError();
+    return Failed(response, request.url);
+  }
+  return std::move(response.body);
+}
+
 Status HttpOrigin::AddTree(uint32_t tree, const TreeSpec& spec) {
   if (tree < trees_.size() && trees_[tree] != nullptr) {
     return Status::AlreadyExists(base_url_ + ": tree " + std::to_string(tree) +

@@ -52,6 +52,11 @@ class HttpOrigin final : public Origin {
   std::string UrlOf(const std::string& name) const;
   RemoteStatsSnapshot Stats() const { return stats_.Snapshot(); }
 
+  // The whole object `name` (relative to the base: "manifest.json"), retried as reads are;
+  // ResourceExhausted if it holds more than `max_bytes`, NotFound on a 404. For the small files
+  // a mount copies before it serves (the manifest, the index), not for shards.
+  Result<std::string> FetchObject(const std::string& name, uint64_t max_bytes);
+
  private:
   struct Shard {
     std::string name;  // relative to the base, for messages

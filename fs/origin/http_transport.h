@@ -41,6 +41,7 @@ struct HttpResponse {
   std::string etag;   // the ETag header as sent (quotes kept); empty if none
   std::optional<uint64_t> content_length;
   std::string body;
+  bool body_cut = false;  // the body held more than max_body (failure is then kPermanent)
 };
 
 class HttpTransport {

@@ -24,6 +24,7 @@
 #include "fs/format/shard_reads.h"
 #include "fs/format/view_set.h"
 #include "tools/mmfs/commands.h"
+#include "tools/mmfs/remote_dataset.h"
 #include "tools/view/view_verify.h"
 
 namespace mmfs::cli {
@@ -106,7 +107,7 @@ std::string SpecialBitsText(uint32_t mode) {
 }  // namespace
 
 int RunVerify(const InspectArgs& args) {
-  auto ds = format::OpenLocalDataset(args.dataset);
+  auto ds = OpenDatasetAt(args.dataset, args.remote);
   if (!ds.ok()) {
     PrintError(ds.status().message());
     return 1;
@@ -117,7 +118,7 @@ int RunVerify(const InspectArgs& args) {
   // damaged paths can be named), on `jobs` threads. Findings are sorted, so the output does
   // not depend on the thread count. The shards are read through the origin, as the mount
   // reads them.
-  auto index_sum = HashFile(args.dataset + "/" + m.index_file);
+  auto index_sum = HashFile(ds->local_dir + "/" + m.index_file);
   if (!index_sum.ok() || *index_sum != m.index_checksum) {
     problems.push_back(m.index_file + ": checksum does not match the manifest");
   }
@@ -234,7 +235,7 @@ int RunVerify(const InspectArgs& args) {
 int RunInfo(const InspectArgs& args) {
   // The shards are opened (and checked) too: a dataset whose shard is missing or replaced is
   // not described as if it were whole.
-  auto local = format::OpenLocalDataset(args.dataset);
+  auto local = OpenDatasetAt(args.dataset, args.remote);
   if (!local.ok()) {
     PrintError(local.status().message());
     return 1;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/mmfs/remote_dataset.h"
+
 namespace mmfs::cli {
 
 struct PackArgs {
@@ -97,7 +99,8 @@ struct WarmupArgs {
 int RunWarmup(const WarmupArgs& args);
 
 struct InspectArgs {
-  std::string dataset;
+  std::string dataset;  // a directory, or an http(s):// or s3:// URL (remote_dataset.h)
+  RemoteFlags remote;
   bool json = false;
   int jobs = 0;  // verify: 0 = one thread per CPU
 };

@@ -11,6 +11,18 @@ namespace {
 // CLI11 answers a word that names no subcommand with "A subcommand is required": say instead
 // that the word is not a command, and which ones there are. `argv[at]` is where `app`'s
 // subcommand goes; 0 if it names one (or is an option, or absent), else the exit code.
+// The options of a command that takes a dataset's URL (remote_dataset.h).
+void AddRemoteFlags(CLI::App* cmd, mmfs::cli::RemoteFlags* flags) {
+  cmd->add_option("--cache-dir", flags->cache_dir,
+                  "For a URL: where the manifest and index are copied (default: " +
+                      mmfs::cli::DefaultRemoteCacheDir() + ")");
+  cmd->add_option("--endpoint", flags->endpoint,
+                  "For s3:// URLs: the S3-compatible store's URL (default: AWS_ENDPOINT_URL, "
+                  "else AWS's endpoint for the bucket)");
+  cmd->add_option("--ca-file", flags->ca_file,
+                  "For https: trust the CAs in this PEM file instead of the system's");
+}
+
 int CheckCommandWord(CLI::App* app, int argc, char** argv, int at, const std::string& parent) {
   if (at >= argc || argv[at][0] == '-') return 0;
   const std::string word = argv[at];
@@ -280,14 +292,18 @@ int main(int argc, char** argv) {
       "verify",
       "Check a dataset: every shard's and every file's xxh3 checksum. Prints the damaged\n"
       "files and exits 1 if there are any.");
-  verify_cmd->add_option("DST", verify.dataset, "Dataset directory")->required();
+  verify_cmd->add_option("DST", verify.dataset, "Dataset directory, or its http(s):// or s3:// URL")
+      ->required();
+  AddRemoteFlags(verify_cmd, &verify.remote);
   verify_cmd->add_flag("--json", verify.json, "Print the result as JSON");
   verify_cmd->add_option("-j,--jobs", verify.jobs, "Threads checking (default: one per CPU)");
 
   mmfs::cli::InspectArgs info;
   CLI::App* info_cmd = app.add_subcommand(
       "info", "Describe a dataset: counts, sizes, shards, source, image sizes, top directories.");
-  info_cmd->add_option("DST", info.dataset, "Dataset directory")->required();
+  info_cmd->add_option("DST", info.dataset, "Dataset directory, or its http(s):// or s3:// URL")
+      ->required();
+  AddRemoteFlags(info_cmd, &info.remote);
   info_cmd->add_flag("--json", info.json, "Print the description as JSON");
 
   if (int bad = CheckCommandWord(&app, argc, argv, 1, ""); bad != 0) return bad;

@@ -1,0 +1,92 @@
+// `mmfs info URL` and `mmfs verify URL` (tools/mmfs/remote_dataset.h) against a real nginx on
+// 127.0.0.1: a dataset packed here and copied into the server's root is described and checked
+// over HTTP, its manifest and index copied into --cache-dir and reused while the remote
+// manifest is unchanged, and a damaged shard on the server is named by verify.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/nginx_helper.h"
+#include "tests/pack_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs {
+namespace {
+
+namespace fsys = std::filesystem;
+
+class RemoteCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(testing::kNginx, X_OK) != 0) GTEST_SKIP() << "no nginx (tools/install-deps.sh)";
+    for (int i = 0; i < 12; ++i) {
+      std::string stem = src.path();
+      stem += "/d";
+      stem += static_cast<char>('0' + i % 3);
+      stem += "/img";
+      stem += std::to_string(i);
+      testing::WriteFile(stem + ".jpg",
+                         testing::MakeJpeg(64 + i, 48, static_cast<unsigned>(i + 1)));
+      testing::WriteFile(stem + ".txt", std::string("caption ") + std::to_string(i));
+    }
+    auto packed = testing::PackFolder(src.path(), work / "ds.mmfs", nullptr,
+                                      pack::OnBadImage::kFail, 1 << 20);
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    fsys::copy(work / "ds.mmfs", server.www() + "/ds.mmfs", fsys::copy_options::recursive);
+    ASSERT_TRUE(server.Start()) << server.ErrorLog();
+    url = server.url() + "/ds.mmfs";
+  }
+  testing::CommandResult Mmfs(const std::string& cmd) {
+    return testing::RunCommand(
+        {testing::MmfsBinary(), cmd, url, "--cache-dir", cache.path() + "/c"}, 60);
+  }
+  testing::TempDir src, work, cache;
+  testing::NginxServer server;
+  std::string url;
+};
+
+TEST_F(RemoteCliTest, InfoAndVerifyByUrl) {
+  auto info = Mmfs("info");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("mmfs dataset"), std::string::npos) << info.output;
+  auto verify = Mmfs("verify");
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+}
+
+TEST_F(RemoteCliTest, TheIndexCopyIsReusedWhileTheManifestIsUnchanged) {
+  ASSERT_EQ(Mmfs("info").exit_code, 0);
+  // Without the index on the server, only the copy can serve.
+  for (const auto& e : fsys::directory_iterator(server.www() + "/ds.mmfs")) {
+    if (e.path().filename().string().find("index") != std::string::npos) fsys::remove(e.path());
+  }
+  auto again = Mmfs("verify");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // Without the copy either, the open fails naming what it could not fetch.
+  fsys::remove_all(cache.path() + "/c/remote");
+  auto gone = Mmfs("info");
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.output.find("HTTP 404"), std::string::npos) << gone.output;
+}
+
+TEST_F(RemoteCliTest, VerifyNamesADamagedShardOnTheServer) {
+  const std::string shard = server.www() + "/ds.mmfs/shard-00000.mdb";
+  ASSERT_TRUE(fsys::exists(shard));
+  std::string bytes = testing::ReadFile(shard);
+  bytes[bytes.size() - 100] ^= 0x5a;
+  testing::WriteFile(shard, bytes);
+  auto verify = Mmfs("verify");
+  EXPECT_EQ(verify.exit_code, 1) << verify.output;
+  EXPECT_NE(verify.output.find("shard-00000.mdb"), std::string::npos) << verify.output;
+}
+
+TEST_F(RemoteCliTest, AMissingShardRefusesTheOpen) {
+  fsys::remove(server.www() + "/ds.mmfs/shard-00000.mdb");
+  auto info = Mmfs("info");
+  EXPECT_NE(info.exit_code, 0);
+  EXPECT_NE(info.output.find("shard-00000.mdb"), std::string::npos) << info.output;
+}
+
+}  // namespace
+}  // namespace mmfs

@@ -1,0 +1,46 @@
+// Opening a dataset by its path or by its URL, for mount, info and verify.
+//
+// A local directory opens as it always did (format::OpenLocalDataset). An http://, https:// or
+// s3:// URL names a dataset's directory on a server: its manifest and index are fetched into
+// a cache directory (--cache-dir, else $XDG_CACHE_HOME/mmfs, ~/.cache/mmfs, or /var/cache/mmfs
+// for root; walked and created as cache/cache_dir.h does, then remote/<hash of the URL>/),
+// checked against the manifest's checksum, and kept: on the next open, an index whose checksum
+// still matches the freshly fetched manifest is not fetched again. format::Dataset then opens
+// the local copy, and the remote origin (HttpOrigin, S3Origin) serves the shards, checked as
+// they are added (size, magic, ETag pinned).
+//
+// Ownership: the caller owns what is returned.
+// Thread-safety: a reentrant function (not two opens of one URL's cache at once).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fs/base/status.h"
+#include "fs/format/dataset.h"
+#include "fs/origin/origin.h"
+
+namespace mmfs::cli {
+
+struct RemoteFlags {
+  std::string cache_dir;  // empty: DefaultRemoteCacheDir()
+  std::string endpoint;   // S3: the store's URL (else AWS_ENDPOINT_URL, else AWS's)
+  std::string ca_file;    // TLS: trust this CA file instead of the system's CAs
+};
+
+struct OpenedDataset {
+  std::unique_ptr<format::Dataset> dataset;
+  std::unique_ptr<origin::Origin> origin;  // the dataset's shards as kDatasetTree
+  bool remote = false;
+  // Where the index and the manifest are: the dataset's directory, or the copy of a remote one.
+  std::string local_dir;
+};
+
+// Whether `where` is a URL (http://, https://, s3://) rather than a path.
+bool IsRemoteDataset(const std::string& where);
+// The cache directory for remote datasets when --cache-dir is not given.
+std::string DefaultRemoteCacheDir();
+
+Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags& flags);
+
+}  // namespace mmfs::cli
