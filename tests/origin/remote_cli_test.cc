@@ -2,12 +2,16 @@
 // 127.0.0.1: a dataset packed here and copied into the server's root is described and checked
 // over HTTP, its manifest and index copied into --cache-dir and reused while the remote
 // manifest is unchanged, and a damaged shard on the server is named by verify.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
+#include "tests/integration/mount_helper.h"
 #include "tests/nginx_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
@@ -31,6 +35,9 @@ class RemoteCliTest : public ::testing::Test {
                          testing::MakeJpeg(64 + i, 48, static_cast<unsigned>(i + 1)));
       testing::WriteFile(stem + ".txt", std::string("caption ") + std::to_string(i));
     }
+    // Two larger files, so that the dataset has more than one shard.
+    testing::WriteFile(src / "big/a.bin", std::string(700 << 10, 'a'));
+    testing::WriteFile(src / "big/b.bin", std::string(700 << 10, 'b'));
     auto packed = testing::PackFolder(src.path(), work / "ds.mmfs", nullptr,
                                       pack::OnBadImage::kFail, 1 << 20);
     ASSERT_TRUE(packed.ok()) << packed.status().ToString();
@@ -86,6 +93,35 @@ TEST_F(RemoteCliTest, AMissingShardRefusesTheOpen) {
   auto info = Mmfs("info");
   EXPECT_NE(info.exit_code, 0);
   EXPECT_NE(info.output.find("shard-00000.mdb"), std::string::npos) << info.output;
+}
+
+TEST_F(RemoteCliTest, MountsByUrlAndServesTheSameFiles) {
+  ASSERT_TRUE(fsys::exists(server.www() + "/ds.mmfs/shard-00001.mdb"));
+  testing::TempDir mnt;
+  testing::ForegroundMount mount(url, mnt.path(), {"--cache-dir", cache.path() + "/c"});
+  ASSERT_TRUE(mount.mounted());
+  auto diff = testing::Shell("diff -r '" + src.path() + "' '" + mnt.path() + "'");
+  EXPECT_EQ(diff.exit_code, 0) << diff.output;
+  EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+}
+
+TEST_F(RemoteCliTest, AShardReplacedUnderTheMountIsEioWhileOthersServe) {
+  testing::TempDir mnt;
+  testing::ForegroundMount mount(url, mnt.path(), {"--cache-dir", cache.path() + "/c"});
+  ASSERT_TRUE(mount.mounted());
+  // Same size, another byte and another mtime: nginx's ETag changes.
+  const std::string shard = server.www() + "/ds.mmfs/shard-00000.mdb";
+  std::string bytes = testing::ReadFile(shard);
+  bytes[bytes.size() / 2] ^= 1;
+  testing::WriteFile(shard + ".new", bytes);
+  struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (shard + ".new").c_str(), times, 0), 0);
+  fsys::rename(shard + ".new", shard);
+  auto read = testing::Shell("cd '" + mnt.path() + "' && for f in $(find . -type f); do " +
+                             "cat \"$f\" > /dev/null 2>&1 && echo OK || echo EIO; done");
+  EXPECT_NE(read.output.find("EIO"), std::string::npos) << read.output;
+  EXPECT_NE(read.output.find("OK"), std::string::npos) << read.output;
+  EXPECT_EQ(mount.StopWith(SIGTERM), 0);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "fs/origin/delayed_origin.h"
 #include "fs/origin/local_file_origin.h"
 #include "tools/mmfs/commands.h"
+#include "tools/mmfs/remote_dataset.h"
 #include "tools/mmfs/daemonize.h"
 #include "tools/mmfs/mount_options.h"
 
@@ -149,7 +150,7 @@ Status CheckMountpoint(const std::string& mnt, bool nonempty) {
 }
 
 // Runs the mount; `report` receives "ready" or an error message exactly once.
-int Serve(ParsedMountOptions& opts, format::LocalDataset local, const ReadinessReport& report) {
+int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& report) {
   std::unique_ptr<format::Dataset> dataset = std::move(local.dataset);
   RaiseFileLimit();
   // Only with a memory budget: without one, memory is not short, and a blob per mapping costs
@@ -276,7 +277,8 @@ int RunMount(const MountArgs& in) {
   MountArgs args = in;
   if (args.debug) args.foreground = true;
   // The daemon changes directory to /; keep the paths it needs absolute.
-  args.dataset = AbsolutePath(args.dataset);
+  const bool remote = IsRemoteDataset(args.dataset);
+  if (!remote) args.dataset = AbsolutePath(args.dataset);
   args.mountpoint = MountTableName(args.mountpoint);
 
   auto parsed = ParseMountOptions(args);
@@ -293,7 +295,18 @@ int RunMount(const MountArgs& in) {
     PrintError(s.message());
     return 1;
   }
-  auto dataset = format::OpenLocalDataset(args.dataset);
+  if (remote && opts.cache_dir.empty()) {
+    // A remote origin is slow and billed per request: what was read is kept on the SSD tier,
+    // within its budget, unless the user moved it (--cache-dir).
+    opts.cache_dir = DefaultRemoteCacheDir();
+  }
+  RemoteFlags remote_flags = args.remote;
+  remote_flags.cache_dir = opts.cache_dir;
+  if (remote && args.view != 0) {
+    PrintError("cannot mount " + args.dataset + " --view: views are not served from a URL yet");
+    return 1;
+  }
+  auto dataset = OpenDatasetAt(args.dataset, remote_flags);
   if (!dataset.ok()) {
     PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
     return 1;

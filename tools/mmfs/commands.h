@@ -48,7 +48,8 @@ int RunViewRm(const ViewArgs& args);
 int RunViewLs(const ViewArgs& args);
 
 struct MountArgs {
-  std::string dataset;
+  std::string dataset;  // a directory, or an http(s):// or s3:// URL (remote_dataset.h)
+  RemoteFlags remote;   // --endpoint, --ca-file (the copy goes to the SSD tier's --cache-dir)
   std::string mountpoint;
   bool foreground = false;
   bool debug = false;

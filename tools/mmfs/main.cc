@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
                         "RAM cache budget (default 1/8 of memory, 64M..8G)");
   mount_cmd->add_option("--cache-dir", mount.cache_dir,
                         "Local SSD directory for the SSD cache tier (kept across mounts)");
+  mount_cmd->add_option("--endpoint", mount.remote.endpoint,
+                        "For s3:// URLs: the S3-compatible store's URL (default: "
+                        "AWS_ENDPOINT_URL, else AWS's endpoint for the bucket)");
+  mount_cmd->add_option("--ca-file", mount.remote.ca_file,
+                        "For https: trust the CAs in this PEM file instead of the system's");
   mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
                         "SSD cache budget (default half of the free space there plus what the tier "
                         "already holds, at most 1T)");
