@@ -6,7 +6,8 @@
 // of the dataset is another tree (its shards in views/<side>/). A shard is named by a ShardRef:
 // its tree and its position in the tree's shard list (the manifest's order).
 //
-// LocalFileOrigin (local_file_origin.h) is the one over local files; NewDelayedOrigin
+// LocalFileOrigin (local_file_origin.h) is the one over local files; HttpOrigin (http_origin.h)
+// the one over a web server or, signed, an S3 bucket (s3_origin.h); NewDelayedOrigin
 // (delayed_origin.h) slows any origin down; tests wrap one to count or fail reads
 // (OriginWrapper). An origin need not be a local file (an object store, an HTTP server): no
 // caller may assume a file descriptor, a mapping of a shard or O_DIRECT. What an origin can do
