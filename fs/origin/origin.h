@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/origin/origin_bytes.h"
 
 namespace mmfs::origin {
