@@ -167,7 +167,7 @@ for file in fs/read/view_files.cc fs/format/dataset.cc; do
 done
 [ "$selfcheck_failed" = 0 ] || exit 1
 
-find fs cache tools tests/fuzz -type f \( -name '*.cc' -o -name '*.h' \) -not -path 'fs/origin/*' |
+find base fs cache tools tests/fuzz -type f \( -name '*.cc' -o -name '*.h' \) -not -path 'fs/origin/*' |
   sort | strip_into "$tmp/all"
 if ! count_calls "$tmp/all" | compare; then
   echo "Shard bytes are read through the origin (fs/origin/origin.h, docs/architecture.md);"
