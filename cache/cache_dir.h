@@ -26,8 +26,8 @@
 
 #include <string>
 
-#include "fs/base/file_util.h"
-#include "fs/base/status.h"
+#include "base/file_util.h"
+#include "base/status.h"
 
 namespace mmfs::cache {
 

@@ -33,8 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/tier.h"
-#include "fs/base/status.h"
 
 namespace mmfs::cache {
 

@@ -14,8 +14,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/file_util.h"
 #include "cache/cache_dir.h"
-#include "fs/base/file_util.h"
 
 namespace mmfs::cache {
 

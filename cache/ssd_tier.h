@@ -36,10 +36,10 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/file_util.h"
+#include "base/status.h"
 #include "cache/sieve_policy.h"
 #include "cache/tier.h"
-#include "fs/base/file_util.h"
-#include "fs/base/status.h"
 
 namespace mmfs::cache {
 

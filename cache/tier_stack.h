@@ -18,11 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/cluster_tier.h"
 #include "cache/ram_tier.h"
 #include "cache/tier.h"
 #include "cache/tiered_cache.h"
-#include "fs/base/status.h"
 
 namespace mmfs::cache {
 

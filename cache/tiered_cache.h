@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/tier.h"
-#include "fs/base/status.h"
 
 namespace mmfs::cache {
 

@@ -2,7 +2,7 @@
 # Every shard byte goes through the origin (fs/origin/origin.h): outside fs/origin/, no source
 # file of the daemon, the tools or the fuzzers may open, read, map or advise a file by a call that
 # could reach a shard, unless the allowlist below names the file, the call, how many times it
-# makes it and why that is not a shard. A new call (a `::pread` in fs/core/view_files.cc, an
+# makes it and why that is not a shard. A new call (a `::pread` in fs/read/view_files.cc, an
 # O_DIRECT open in fs/format/dataset.cc) fails this test; so does an allowlisted count that no
 # longer matches (update the line, or remove it when the call is gone).
 #
@@ -36,19 +36,19 @@ declare -A PATTERNS=(
 
 # file | call | count | why it is not a shard read
 ALLOWLIST=$(cat <<'LIST'
-fs/base/file_util.h|PreadFull|1|the generic helpers' declarations
-fs/base/file_util.h|OpenFile|1|the generic helpers' declarations
-fs/base/file_util.h|ReadWholeFile|1|the generic helpers' declarations
-fs/base/file_util.h|HashFile|1|the generic helpers' declarations
-fs/base/file_util.cc|pread|1|the generic helper PreadFull itself
-fs/base/file_util.cc|read|2|the generic helpers ReadWholeFile and HashFile themselves
-fs/base/file_util.cc|open|1|the generic helper OpenFile itself
-fs/base/file_util.cc|OpenFile|5|the generic helpers (whole files, fsync, durable writes, hashing)
-fs/base/file_util.cc|PreadFull|1|the generic helper's definition
-fs/base/file_util.cc|ReadWholeFile|1|the generic helper's definition
-fs/base/file_util.cc|HashFile|1|the generic helper's definition
-fs/base/memory_budget.cc|fstream|3|cgroup and /proc files of the memory plan
-fs/base/mount_table.cc|fstream|2|/proc/self/mountinfo
+base/file_util.h|PreadFull|1|the generic helpers' declarations
+base/file_util.h|OpenFile|1|the generic helpers' declarations
+base/file_util.h|ReadWholeFile|1|the generic helpers' declarations
+base/file_util.h|HashFile|1|the generic helpers' declarations
+base/file_util.cc|pread|1|the generic helper PreadFull itself
+base/file_util.cc|read|2|the generic helpers ReadWholeFile and HashFile themselves
+base/file_util.cc|open|1|the generic helper OpenFile itself
+base/file_util.cc|OpenFile|5|the generic helpers (whole files, fsync, durable writes, hashing)
+base/file_util.cc|PreadFull|1|the generic helper's definition
+base/file_util.cc|ReadWholeFile|1|the generic helper's definition
+base/file_util.cc|HashFile|1|the generic helper's definition
+fs/memory/memory_budget.cc|fstream|3|cgroup and /proc files of the memory plan
+base/mount_table.cc|fstream|2|/proc/self/mountinfo
 fs/format/dataset.cc|OpenDatasetFile|1|the index, mapped (index handling stays in Dataset)
 fs/format/dataset.cc|ReadDatasetFile|1|the manifest
 fs/format/dataset.cc|mmap|1|the index mapping
@@ -59,9 +59,9 @@ fs/format/dataset_writer.cc|lmdb|2|the packer's writer: the shard it is writing 
 fs/format/dataset_writer.cc|OpenFile|1|the writer creating the index
 fs/format/dataset_writer.cc|fstream|2|/proc/self/maps (the writer's mapped size)
 fs/format/view_writer.cc|OpenFile|1|the view writer creating a view index
-fs/core/line_pipe.cc|open|1|the hint and control FIFOs
-fs/core/line_pipe.cc|read|1|the hint and control FIFOs
-fs/core/proc_reader.cc|ReadWholeFile|5|/proc of the reader processes
+fs/control/line_pipe.cc|open|1|the hint and control FIFOs
+fs/control/line_pipe.cc|read|1|the hint and control FIFOs
+fs/readers/proc_reader.cc|ReadWholeFile|5|/proc of the reader processes
 fs/fuse/fuse_ops.cc|OpenFile|1|sysfs read_ahead_kb of the FUSE connection
 fs/fuse/fuse_server.cc|open|1|/proc/self/mountinfo
 fs/fuse/fuse_server.cc|read|1|/proc/self/mountinfo
@@ -153,7 +153,7 @@ cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 selfcheck_failed=0
-for file in fs/core/view_files.cc fs/format/dataset.cc; do
+for file in fs/read/view_files.cc fs/format/dataset.cc; do
   for line in '  ::pread(fd, out, len, offset);' \
               '  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);' \
               '  MMFS_RETURN_IF_ERROR(PreadFull(fd, out, len, offset, path));'; do
@@ -168,7 +168,7 @@ for file in fs/core/view_files.cc fs/format/dataset.cc; do
 done
 [ "$selfcheck_failed" = 0 ] || exit 1
 
-find fs cache tools tests/fuzz -type f \( -name '*.cc' -o -name '*.h' \) -not -path 'fs/origin/*' |
+find base fs cache tools tests/fuzz -type f \( -name '*.cc' -o -name '*.h' \) -not -path 'fs/origin/*' |
   sort | strip_into "$tmp/all"
 if ! count_calls "$tmp/all" | compare; then
   echo "Shard bytes are read through the origin (fs/origin/origin.h, docs/architecture.md);"

@@ -10,23 +10,23 @@
 // The stack is owned here and lent to the rooms that read or fill it (FileReader, MissLoader,
 // Prefetcher, ExtentReader, Warmup); Stats reads the RAM tier's counters as the snapshot's first
 // tier.
+#include "base/file_util.h"
 #include "cache/tier_stack.h"
-#include "fs/base/file_util.h"
-#include "fs/base/memory_budget.h"
-#include "fs/core/control_dir.h"
-#include "fs/core/extent_reader.h"
-#include "fs/core/file_xattrs.h"
-#include "fs/core/file_reader.h"
-#include "fs/core/origin_reader.h"
-#include "fs/core/prefetcher.h"
-#include "fs/core/reader_accounting.h"
-#include "fs/core/reader_verdict.h"
-#include "fs/core/stats_format.h"
-#include "fs/core/stats_prometheus.h"
-#include "fs/core/view_files.h"
+#include "fs/control/control_dir.h"
+#include "fs/control/file_xattrs.h"
 #include "fs/core/view_namespace.h"
-#include "fs/core/warmup.h"
+#include "fs/memory/memory_budget.h"
+#include "fs/read/extent_reader.h"
+#include "fs/read/file_reader.h"
 #include "fs/read/miss_loader.h"
+#include "fs/read/origin_reader.h"
+#include "fs/read/view_files.h"
+#include "fs/readahead/prefetcher.h"
+#include "fs/readahead/warmup.h"
+#include "fs/readers/reader_accounting.h"
+#include "fs/readers/reader_verdict.h"
+#include "fs/stats/stats_format.h"
+#include "fs/stats/stats_prometheus.h"
 
 namespace mmfs::fs {
 

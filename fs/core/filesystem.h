@@ -39,15 +39,15 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/core/filesystem_options.h"
 #include "fs/core/fs_types.h"
-#include "fs/core/memory_governor.h"
-#include "fs/core/metrics.h"
-#include "fs/core/stats.h"
-#include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
+#include "fs/memory/memory_governor.h"
 #include "fs/origin/origin.h"
+#include "fs/read/view_files.h"
+#include "fs/stats/metrics.h"
+#include "fs/stats/stats.h"
 
 namespace mmfs::cache {
 class TierStack;
@@ -139,7 +139,7 @@ class Filesystem {
   void SetControlTarget(std::string target);
   void SetControlLinkTarget(std::string target);
 
-  // The memory governor's hooks (fs/core/memory_governor.h): new budgets for the RAM tier and
+  // The memory governor's hooks (fs/memory/memory_governor.h): new budgets for the RAM tier and
   // the buffers (shrinking evicts and returns the memory at once) and whether to push; and the
   // bytes the RAM tier holds.
   void SetMemoryTargets(const MemoryTargets& targets);

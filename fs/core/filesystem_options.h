@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cache/access_pattern.h"
-#include "fs/core/extent_types.h"
+#include "fs/read/extent_types.h"
 
 namespace mmfs::fs {
 

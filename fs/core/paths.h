@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset.h"
 
 namespace mmfs::fs {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "fs/core/origin_reader.h"
+#include "fs/read/origin_reader.h"
 
 namespace mmfs::fs {
 

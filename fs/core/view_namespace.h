@@ -31,13 +31,13 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/tier.h"
-#include "fs/base/status.h"
 #include "fs/core/fs_types.h"
-#include "fs/core/stats.h"
-#include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
+#include "fs/read/view_files.h"
+#include "fs/stats/stats.h"
 
 namespace mmfs::fs {
 

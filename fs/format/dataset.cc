@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/origin/dataset_file.h"
 
 namespace mmfs::format {

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
 #include "fs/format/span_window.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <limits>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 
 namespace mmfs::format {
 

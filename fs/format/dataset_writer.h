@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/format.h"
 
 namespace mmfs::format {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset.h"
 #include "fs/origin/local_file_origin.h"
 

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
-#include "fs/format/shard_list_json.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
 #include "fs/format/format.h"
+#include "fs/format/shard_list_json.h"
 
 namespace mmfs::format {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 
 namespace mmfs::format {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "fs/base/file_util.h"  // HexU64
+#include "base/file_util.h"  // HexU64
 #include "fs/format/manifest.h"
 
 namespace mmfs::format {

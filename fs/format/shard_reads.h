@@ -1,6 +1,6 @@
 // Whole files and whole shards read through an Origin, for the tools (mmfs verify, view build
 // and verify), the fuzzers and tests: a file checked against its checksum in the index, a shard
-// hashed. The daemon reads through OriginReader (fs/core/origin_reader.h) instead, which also
+// hashed. The daemon reads through OriginReader (fs/read/origin_reader.h) instead, which also
 // counts each read by cause and times it.
 //
 // Ownership: the bytes returned are the caller's; the origin, dataset and view are borrowed for
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
 #include "fs/origin/origin.h"

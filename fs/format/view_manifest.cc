@@ -3,8 +3,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
 #include "fs/format/shard_list_json.h"
 #include "fs/format/view_format.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/manifest.h"
 
 namespace mmfs::format {

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/origin/dataset_file.h"
 
 namespace mmfs::format {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 
 namespace mmfs::format {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset_writer.h"
 #include "fs/format/view_format.h"
 

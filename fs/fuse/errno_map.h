@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 
 namespace mmfs::fs {
 

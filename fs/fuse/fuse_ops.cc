@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/core/reader_accounting.h"
+#include "base/file_util.h"
+#include "fs/format/format.h"
 #include "fs/fuse/dirent_encoder.h"
 #include "fs/fuse/errno_map.h"
-#include "fs/format/format.h"
+#include "fs/readers/reader_accounting.h"
 
 namespace mmfs::fs {
 
@@ -148,7 +148,7 @@ uint64_t StreamOf(fuse_req_t req) {
   return ctx != nullptr ? static_cast<uint64_t>(ctx->pid) : 0;
 }
 
-// Brackets one request for the reader accounting (fs/core/reader_accounting.h): the calling
+// Brackets one request for the reader accounting (fs/readers/reader_accounting.h): the calling
 // thread waits from the callback's start until its reply (Done, or the end of the scope). Not
 // counted: requests for the control files (`mmfs stats` is not a loader), and callers with no pid.
 class ReaderRequest {

@@ -16,9 +16,9 @@
 #include <string>
 #include <thread>
 
-#include "fs/base/file_util.h"
-#include "fs/base/mount_table.h"
-#include "fs/core/line_pipe.h"
+#include "base/file_util.h"
+#include "base/mount_table.h"
+#include "fs/control/line_pipe.h"
 #include "fs/fuse/unmount.h"
 
 namespace mmfs::fs {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/base/status.h"
+#include "base/file_util.h"
+#include "base/status.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/fuse/overlay_front.h"
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "fs/base/file_util.h"
-#include "fs/base/mount_table.h"
+#include "base/file_util.h"
+#include "base/mount_table.h"
 
 namespace mmfs::fs {
 

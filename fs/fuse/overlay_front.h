@@ -21,8 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "fs/base/mount_table.h"
-#include "fs/base/status.h"
+#include "base/mount_table.h"
+#include "base/status.h"
 
 namespace mmfs::fs {
 

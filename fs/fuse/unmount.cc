@@ -14,7 +14,7 @@
 #include <system_error>
 #include <vector>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 
 namespace mmfs::fs {
 

@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 
 namespace mmfs::origin {
 

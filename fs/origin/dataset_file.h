@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "fs/base/file_util.h"
-#include "fs/base/status.h"
+#include "base/file_util.h"
+#include "base/status.h"
 
 namespace mmfs::origin {
 

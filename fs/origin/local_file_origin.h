@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/origin/origin.h"
 
 namespace mmfs::origin {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/origin/origin_bytes.h"
 
 namespace mmfs::origin {

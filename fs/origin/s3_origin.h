@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/origin/aws_config.h"
 #include "fs/origin/http_origin.h"
 #include "fs/origin/s3_location.h"

@@ -1,7 +1,7 @@
 // The extent plan: whether a demand miss of an original reads the shard extent around its sample
 // instead of the sample alone, which extent, and what that teaches the next miss. A pure
 // decision over readings the miss loader takes (miss_loader.h) and the state the extent reader
-// carries from miss to miss (ExtentLearning, kept by fs/core/extent_reader.h).
+// carries from miss to miss (ExtentLearning, kept by fs/read/extent_reader.h).
 //
 // Why extents: a shuffled first epoch from a seek-bound origin (a hard disk, a network volume,
 // an object store: milliseconds a request) costs one request per sample, while one request could
@@ -65,9 +65,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "fs/core/extent_types.h"
-#include "fs/core/origin_cost_model.h"
 #include "fs/format/dataset.h"
+#include "fs/read/extent_types.h"
+#include "fs/read/origin_cost_model.h"
 
 namespace mmfs::fs {
 

@@ -36,13 +36,13 @@
 #include <functional>
 #include <vector>
 
+#include "base/status.h"
 #include "cache/tier.h"
 #include "cache/tier_stack.h"
-#include "fs/base/status.h"
-#include "fs/core/extent_reader.h"
-#include "fs/core/origin_reader.h"
-#include "fs/core/view_files.h"
 #include "fs/format/dataset.h"
+#include "fs/read/extent_reader.h"
+#include "fs/read/origin_reader.h"
+#include "fs/read/view_files.h"
 
 namespace mmfs::fs {
 

@@ -2,10 +2,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs/base/file_util.h"
-#include "fs/base/mount_table.h"
-#include "fs/base/status.h"
-#include "fs/base/units.h"
+#include "base/file_util.h"
+#include "base/mount_table.h"
+#include "base/status.h"
+#include "base/units.h"
 #include "tests/test_util.h"
 
 namespace mmfs {

@@ -1,4 +1,4 @@
-#include "fs/core/control_protocol.h"
+#include "fs/control/control_protocol.h"
 
 #include <gtest/gtest.h>
 

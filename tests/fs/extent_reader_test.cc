@@ -1,11 +1,11 @@
 // Extent reads on demand misses (the plan: fs/read/extent_plan.h, alone in extent_plan_test.cc;
-// its state and the neighbours: fs/core/extent_reader.h), driven through the Filesystem with a
+// its state and the neighbours: fs/read/extent_reader.h), driven through the Filesystem with a
 // counting origin and, for `auto`, a fixed origin cost: a miss reads the extent around its
 // sample in one origin read and its neighbours are then served without another; the neighbour
 // area lives in what the RAM tier has not filled; with no room or unused neighbours the reader
 // falls back to sample reads by itself (probing now and then); with an SSD tier the neighbours
 // are written through and a remount serves them without the origin.
-#include "fs/core/extent_reader.h"
+#include "fs/read/extent_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fs/core/line_pipe.h"
+#include "fs/control/line_pipe.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

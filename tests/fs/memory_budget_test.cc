@@ -1,12 +1,12 @@
 // The memory budget module against fake /proc and /sys trees, and the governor's control loop
 // against fake samples.
-#include "fs/base/memory_budget.h"
+#include "fs/memory/memory_budget.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "fs/core/memory_governor.h"
+#include "fs/memory/memory_governor.h"
 #include "tests/test_util.h"
 
 namespace mmfs {

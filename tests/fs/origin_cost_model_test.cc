@@ -1,4 +1,4 @@
-#include "fs/core/origin_cost_model.h"
+#include "fs/read/origin_cost_model.h"
 
 #include <gtest/gtest.h>
 

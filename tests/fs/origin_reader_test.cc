@@ -2,7 +2,7 @@
 // shard read that fails or comes back short is an error for the reader that asked (EIO at the
 // FUSE layer), counted in errors.io, never served, never cached; readahead's failed reads are
 // nobody's error.
-#include "fs/core/origin_reader.h"
+#include "fs/read/origin_reader.h"
 
 #include <gtest/gtest.h>
 

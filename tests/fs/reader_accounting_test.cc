@@ -2,18 +2,18 @@
 // one thread count once, windows are differences of interpolated cumulative amounts, exited
 // threads stay with their process, exited processes are folded into "finished", the table is
 // bounded, and the verdict thresholds are where reader_verdict.h says.
-#include "fs/core/reader_accounting.h"
+#include "fs/readers/reader_accounting.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <map>
 
-#include "fs/core/control_dir.h"
-#include "fs/core/reader_verdict.h"
-#include "fs/core/readers_json.h"
-#include "fs/core/stats_format.h"
-#include "fs/core/stats_prometheus.h"
+#include "fs/control/control_dir.h"
+#include "fs/readers/reader_verdict.h"
+#include "fs/stats/readers_json.h"
+#include "fs/stats/stats_format.h"
+#include "fs/stats/stats_prometheus.h"
 
 namespace mmfs::fs {
 namespace {

@@ -1,8 +1,8 @@
-#include "fs/core/stats_parse.h"
+#include "fs/stats/stats_parse.h"
 
 #include <gtest/gtest.h>
 
-#include "fs/core/stats_format.h"
+#include "fs/stats/stats_format.h"
 
 namespace mmfs::fs {
 namespace {

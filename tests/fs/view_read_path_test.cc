@@ -1,4 +1,4 @@
-// A view's files go through the same read machinery as the originals (fs/core/view_files.h):
+// A view's files go through the same read machinery as the originals (fs/read/view_files.h):
 // sample members (a resized image brings its caption, and the other way round), readahead on an
 // access pattern, the prefetch hint with `@N/...` paths, the push of a prefetched resized file,
 // `.mmfs/views`, and the per-view counters in JSON and Prometheus. Through Filesystem, no mount.
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "fs/core/filesystem.h"
-#include "fs/core/stats_format.h"
-#include "fs/core/stats_prometheus.h"
 #include "fs/format/view_set.h"
+#include "fs/stats/stats_format.h"
+#include "fs/stats/stats_prometheus.h"
 #include "tests/fs/filesystem_helper.h"
 #include "tests/origin_helper.h"
 #include "tests/pack_helper.h"

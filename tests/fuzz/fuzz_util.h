@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "tools/pack/reporter.h"
 
 namespace mmfs::fuzz {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/mount_table.h"
+#include "base/mount_table.h"
 #include "fs/fuse/unmount.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/test_util.h"

@@ -17,8 +17,8 @@
 
 #include "fs/format/dataset.h"
 #include "tests/pack_helper.h"
-#include "tests/tools/pack_fixture.h"
 #include "tests/test_util.h"
+#include "tests/tools/pack_fixture.h"
 #include "tools/pack/image_check.h"
 #include "tools/pack/packer.h"
 #include "tools/pack/tar_source.h"

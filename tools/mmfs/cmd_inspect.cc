@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
-#include "fs/base/units.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
+#include "base/units.h"
 #include "fs/format/dataset.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/shard_reads.h"

@@ -17,18 +17,18 @@
 #include <string>
 #include <thread>
 
+#include "base/file_util.h"
+#include "base/units.h"
 #include "cache/tier_stack.h"
-#include "fs/base/file_util.h"
-#include "fs/base/memory_budget.h"
-#include "fs/base/units.h"
+#include "fs/control/line_pipe.h"
 #include "fs/core/filesystem.h"
-#include "fs/core/line_pipe.h"
-#include "fs/core/memory_governor.h"
 #include "fs/format/dataset.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"
 #include "fs/fuse/fuse_server.h"
 #include "fs/fuse/unmount.h"
+#include "fs/memory/memory_budget.h"
+#include "fs/memory/memory_governor.h"
 #include "fs/origin/delayed_origin.h"
 #include "fs/origin/local_file_origin.h"
 #include "tools/mmfs/commands.h"
@@ -73,7 +73,7 @@ std::string MountTableName(const std::string& path) {
 
 // The memory budget: the limit (physical or the memory cgroup's), what the daemon needs
 // besides its RAM tier and what others under the same limit use now; the RAM tier and the
-// buffers are sized within it (fs/base/memory_budget.h). Without a readable limit, the old
+// buffers are sized within it (fs/memory/memory_budget.h). Without a readable limit, the old
 // default: 1/8 of physical memory, 64 MiB to 8 GiB.
 // Whether users other than the mounting one reach the mount: allow_other, or an overlay front,
 // which serves every user (fs/fuse/overlay_front.h).

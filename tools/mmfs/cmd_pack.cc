@@ -9,8 +9,8 @@
 #include <thread>
 #include <algorithm>
 
-#include "fs/base/json_text.h"
-#include "fs/base/units.h"
+#include "base/json_text.h"
+#include "base/units.h"
 #include "tools/mmfs/commands.h"
 #include "tools/pack/packer.h"
 #include "tools/stage/interrupt.h"

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
-#include "fs/base/units.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
+#include "base/units.h"
 #include "fs/core/fs_types.h"
-#include "fs/core/stats_format.h"
+#include "fs/stats/stats_format.h"
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/readers_view.h"
 #include "tools/mmfs/stats_client.h"

@@ -15,8 +15,8 @@
 #include <optional>
 #include <string>
 
-#include "fs/base/mount_table.h"
-#include "fs/core/line_pipe.h"
+#include "base/mount_table.h"
+#include "fs/control/line_pipe.h"
 #include "fs/fuse/overlay_front.h"
 #include "fs/fuse/unmount.h"
 #include "tools/mmfs/commands.h"

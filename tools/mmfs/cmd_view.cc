@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "fs/base/json_text.h"
-#include "fs/base/units.h"
+#include "base/json_text.h"
+#include "base/units.h"
 #include "fs/format/dataset.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"

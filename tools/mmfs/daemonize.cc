@@ -21,7 +21,7 @@
 #include <memory>
 #include <vector>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "tools/mmfs/commands.h"
 
 namespace mmfs::cli {

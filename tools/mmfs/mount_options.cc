@@ -6,8 +6,8 @@
 #include <string>
 #include <system_error>
 
+#include "base/units.h"
 #include "cache/cluster_tier.h"
-#include "fs/base/units.h"
 
 namespace mmfs::cli {
 

@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/memory_budget.h"
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/core/filesystem_options.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/fuse/fuse_server.h"
+#include "fs/memory/memory_budget.h"
 #include "tools/mmfs/commands.h"
 
 namespace mmfs::cli {
@@ -54,7 +54,7 @@ struct ParsedMountOptions {
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
   std::optional<uint64_t> memory;            // -o memory / --memory; nullopt: derived
   std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
-  // The memory the daemon may use and how it is split (fs/base/memory_budget.h); no limit when
+  // The memory the daemon may use and how it is split (fs/memory/memory_budget.h); no limit when
   // it could not be read (no governor then). Filled by the mount's memory planning, not here.
   std::optional<MemoryLimit> memory_limit;
   MemoryBudget memory_budget;
@@ -63,11 +63,11 @@ struct ParsedMountOptions {
 // The ranges the parser enforces (also what `mmfs mount --help` states).
 inline constexpr unsigned kMinThreads = 1;
 // A FUSE thread beyond the number of concurrent readers only waits; each one is reserved
-// kPerThreadBytes of the memory budget (fs/base/memory_budget.h), so 256 reserve 128 MiB.
+// kPerThreadBytes of the memory budget (fs/memory/memory_budget.h), so 256 reserve 128 MiB.
 inline constexpr unsigned kMaxThreads = 256;
 // read_ahead_kb: 0 keeps the kernel's default; the push and st_blksize scale with it.
 inline constexpr unsigned kMaxReadAheadKb = 64 * 1024;
-// Less than this cannot hold the daemon's own needs (fs/base/memory_budget.h: about 48 MiB
+// Less than this cannot hold the daemon's own needs (fs/memory/memory_budget.h: about 48 MiB
 // before any RAM tier).
 inline constexpr uint64_t kMinMemoryBytes = 64ull << 20;
 inline constexpr uint64_t kMinSsdCacheBytes = 1ull << 20;

@@ -2,9 +2,9 @@
 
 #include <cstdio>
 
-#include "fs/base/units.h"
+#include "base/units.h"
 #include "fs/core/fs_types.h"
-#include "fs/core/reader_verdict.h"
+#include "fs/readers/reader_verdict.h"
 
 namespace mmfs::cli {
 

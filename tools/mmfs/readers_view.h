@@ -1,5 +1,5 @@
 // The "Readers" section of `mmfs stats` and the stall column of `mmfs stats --watch`, from the
-// typed snapshot (fs/core/stats.h ReadersStats): who reads the mount, how much of their time
+// typed snapshot (fs/stats/stats.h ReadersStats): who reads the mount, how much of their time
 // they wait on mmfs and spend on a CPU, the verdict and its advice.
 //
 // Thread-safety: pure functions.
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "fs/core/stats.h"
+#include "fs/stats/stats.h"
 
 namespace mmfs::cli {
 
@@ -17,7 +17,7 @@ std::string ReadersSection(const fs::ReadersStats& r);
 // "61.3%" of the readers' time waiting on mmfs over the window; "-" with no active reader.
 std::string StallColumn(const fs::ReadersStats& r);
 // The name in MNT/.mmfs of the stats document with the readers over `window` seconds and `top`
-// rows ("stats?window=10&top=8", fs/core/control_dir.h).
+// rows ("stats?window=10&top=8", fs/control/control_dir.h).
 std::string StatsQueryName(double window_seconds, int top);
 
 }  // namespace mmfs::cli

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "cache/cache_dir.h"
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/format/format.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/manifest.h"

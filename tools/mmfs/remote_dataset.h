@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset.h"
 #include "fs/origin/origin.h"
 

@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/core/fs_types.h"
-#include "fs/core/stats_parse.h"
+#include "fs/stats/stats_parse.h"
 
 namespace mmfs::cli {
 

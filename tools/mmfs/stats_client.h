@@ -1,9 +1,9 @@
 // The CLI's one way to read a mount's statistics: `mmfs stats` and `mmfs warmup` ask here.
 //
-// The daemon serves them as files of MNT/.mmfs (fs/core/control_dir.h): the JSON document
+// The daemon serves them as files of MNT/.mmfs (fs/control/control_dir.h): the JSON document
 // `stats` (or `stats?window=S&top=N` for the readers over another window) and the Prometheus
 // text `metrics`. ReadStatsText returns a file as served (what --json and --prometheus print);
-// ReadStatsSnapshot parses the document into the typed snapshot (fs/core/stats_parse.h), which is
+// ReadStatsSnapshot parses the document into the typed snapshot (fs/stats/stats_parse.h), which is
 // what every human view works on.
 //
 // Thread-safety: stateless functions.
@@ -11,8 +11,8 @@
 
 #include <string>
 
-#include "fs/base/status.h"
-#include "fs/core/stats.h"
+#include "base/status.h"
+#include "fs/stats/stats.h"
 
 namespace mmfs::cli {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/base/units.h"
+#include "base/file_util.h"
+#include "base/units.h"
 #include "tools/mmfs/commands.h"
 
 namespace mmfs::cli {

@@ -1,5 +1,5 @@
 // `mmfs stats --what-if` and `--plot`: the hit ratio each keyed tier (RAM, SSD) would have had
-// at other sizes, and the tiers' hit ratios over time, from the typed snapshot (fs/core/stats.h
+// at other sizes, and the tiers' hit ratios over time, from the typed snapshot (fs/stats/stats.h
 // WhatIfStats and the tiers' counters).
 //
 // Thread-safety: functions of their arguments; Plot runs gnuplot in a temporary directory.
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "fs/core/stats.h"
+#include "fs/stats/stats.h"
 
 namespace mmfs::cli {
 

@@ -7,8 +7,8 @@
 #include <csv.h>
 #include <nlohmann/json.hpp>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
 #include "fs/format/format.h"
 
 namespace mmfs::pack {

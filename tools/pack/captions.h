@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/reporter.h"
 #include "tools/pack/source_tree.h"
 

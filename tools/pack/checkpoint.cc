@@ -5,7 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "fs/base/json_text.h"
+#include "base/json_text.h"
 #include "tools/pack/shard_sequence.h"
 
 namespace mmfs::pack {

@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/manifest.h"
 #include "tools/pack/source_tree.h"
 #include "tools/stage/checkpoint_file.h"

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/reporter.h"
 #include "tools/pack/source_access.h"
 #include "tools/pack/source_tree.h"

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 
 namespace mmfs::pack {
 

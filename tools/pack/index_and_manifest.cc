@@ -3,7 +3,7 @@
 #include <deque>
 #include <filesystem>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/format/dataset_writer.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"

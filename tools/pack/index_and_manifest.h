@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/packer.h"
 #include "tools/pack/shard_sequence.h"
 #include "tools/pack/source_tree.h"

@@ -14,8 +14,8 @@
 #include <optional>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
 #include "fs/format/format.h"
 #include "tools/pack/checkpoint.h"
 #include "tools/pack/index_and_manifest.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/reporter.h"
 
 namespace mmfs::pack {

@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "fs/base/file_util.h"
-#include "fs/base/units.h"
+#include "base/file_util.h"
+#include "base/units.h"
 
 namespace mmfs::pack {
 

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/image_check.h"
 #include "tools/pack/source_tree.h"
 

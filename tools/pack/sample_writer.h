@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/checkpoint.h"
 #include "tools/pack/packer.h"
 #include "tools/pack/progress.h"

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/format/format.h"
 
 namespace mmfs::pack {

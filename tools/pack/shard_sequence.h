@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset_writer.h"
 #include "fs/format/manifest.h"
 

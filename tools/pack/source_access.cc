@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 
 namespace mmfs::pack {
 

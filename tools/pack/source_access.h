@@ -17,7 +17,7 @@
 #include <set>
 #include <string>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 
 namespace mmfs::pack {
 

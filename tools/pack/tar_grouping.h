@@ -19,8 +19,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "fs/base/file_util.h"
-#include "fs/base/status.h"
+#include "base/file_util.h"
+#include "base/status.h"
 #include "tools/pack/source_tree.h"
 
 namespace mmfs::pack {

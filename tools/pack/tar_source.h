@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/reporter.h"
 
 namespace mmfs::pack {

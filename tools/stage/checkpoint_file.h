@@ -19,8 +19,8 @@
 #include <string>
 #include <string_view>
 
-#include "fs/base/file_util.h"
-#include "fs/base/status.h"
+#include "base/file_util.h"
+#include "base/status.h"
 
 namespace mmfs::stage {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "tools/stage/checkpoint_file.h"
 
 namespace mmfs::stage {

@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 
 namespace mmfs::stage {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset.h"
 #include "fs/origin/origin.h"
 #include "tools/view/image_resizer.h"

@@ -14,8 +14,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
 #include "fs/format/dataset.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/view_format.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "tools/pack/packer.h"
 #include "tools/pack/reporter.h"
 

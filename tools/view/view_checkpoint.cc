@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fs/base/file_util.h"
-#include "fs/base/json_text.h"
+#include "base/file_util.h"
+#include "base/json_text.h"
 #include "tools/pack/shard_sequence.h"
 
 namespace mmfs::view {

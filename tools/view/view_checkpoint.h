@@ -33,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/manifest.h"
 #include "fs/format/view_format.h"
 #include "tools/stage/checkpoint_file.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/format/format.h"
 #include "fs/format/view_manifest.h"
 #include "fs/format/view_writer.h"

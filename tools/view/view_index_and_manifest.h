@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/manifest.h"
 #include "fs/format/view_format.h"
 #include "tools/pack/packer.h"

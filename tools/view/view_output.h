@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/base/status.h"
+#include "base/status.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_format.h"
 #include "tools/pack/packer.h"

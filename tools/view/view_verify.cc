@@ -1,6 +1,6 @@
 #include "tools/view/view_verify.h"
 
-#include "fs/base/file_util.h"
+#include "base/file_util.h"
 #include "fs/format/shard_reads.h"
 #include "fs/format/view_format.h"
 

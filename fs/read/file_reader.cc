@@ -1,0 +1,152 @@
+#include "fs/read/file_reader.h"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "cache/ram_tier.h"
+#include "cache/ssd_tier.h"
+
+namespace mmfs::fs {
+
+FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
+                       OriginReader& origin, Prefetcher& prefetcher, ExtentReader& extents,
+                       MissLoader& loader, uint64_t max_cached_file_bytes)
+    : tiers_(tiers),
+      origin_(origin),
+      prefetcher_(prefetcher),
+      extents_(extents),
+      loader_(loader),
+      max_cached_file_bytes_(max_cached_file_bytes),
+      ram_what_if_(tiers.ram().Counters().bytes_budget, dataset.manifest().files,
+                   cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
+                   cache::WhatIf::kMaxKeys, cache::RamTier::kShards) {
+  if (tiers_.ssd() != nullptr) {
+    ssd_what_if_ = std::make_unique<cache::WhatIf>(tiers_.ssd()->Counters().bytes_budget,
+                                                   dataset.manifest().files,
+                                                   cache::SsdTier::kHeaderBytes);
+  }
+}
+
+bool FileReader::LoadsWhole(uint64_t size) const {
+  return size <= max_cached_file_bytes_ &&
+         (size <= tiers_.ram().MaxEntryBytes() || size <= origin_.read_buffer().budget());
+}
+
+Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t size,
+                                  cache::Blob known) {
+  ReadData out;
+  const uint64_t file_size = f.size();
+  if (offset >= file_size || size == 0) return out;
+  size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+  auto serve = [&](cache::Blob blob, uint64_t base) {
+    out.data = blob->data() + (offset - base);
+    out.size = len;
+    out.owner = std::move(blob);
+    // The file's bytes reached the reader (the origin re-read count, refetch_tracker.h; it
+    // tracks originals, by entry).
+    if (offset + len == file_size && !f.resized()) origin_.NoteDelivered(f.entry.index);
+    return out;
+  };
+  cache::ReadBuffer& read_buffer = origin_.read_buffer();
+  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
+  if (auto span = read_buffer.Find(f.key, offset, len)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    return serve(std::move(span->blob), span->base);
+  }
+  if (!f.resized() && !LoadsWhole(file_size)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    auto span = origin_.ReadRange(f.entry, offset, len);
+    if (!span.ok()) return span.status();
+    return serve(std::move(span->blob), span->base);
+  }
+  size_t served_by = 0;
+  auto blob = tiers_.cache().Get(
+      f.key,
+      [&]() -> Result<cache::Blob> {
+        if (known != nullptr) return known;
+        return loader_.Load(f, prefetcher_);
+      },
+      &served_by);
+  if (offset == 0) {
+    // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
+    ram_what_if_.Record(f.key, file_size);
+    if (!IsViewKey(f.key) && tiers_.ssd() != nullptr && served_by == 1) {
+      extents_.NoteSsdRead(f.entry.index);
+    }
+    if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+  }
+  if (!blob.ok()) return blob.status();
+  if ((*blob)->size() != file_size) {
+    return origin_.CountError(Status::Corruption("cached copy of a file has the wrong size"));
+  }
+  // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
+  // rather than load it again for each (or read it again from the SSD tier).
+  const bool held = tiers_.ram().Contains(f.key);
+  if (len < file_size && !held) read_buffer.Put(f.key, 0, *blob);
+  out.tier_holds = held && offset + len == file_size;
+  return serve(std::move(blob).value(), 0);
+}
+
+void FileReader::SetMemoryTargets(const MemoryTargets& t) {
+  cache::ReadBuffer& read_buffer = origin_.read_buffer();
+  const bool shrinking = t.ram_cache_bytes < tiers_.ram().Counters().bytes_budget ||
+                         t.prefetch_bytes < prefetcher_.budget() ||
+                         t.read_buffer_bytes < read_buffer.budget();
+  tiers_.ram().SetBudget(t.ram_cache_bytes);
+  extents_.SetRoom();  // the neighbour area lives in what the tier has not filled
+  prefetcher_.SetBudget(t.prefetch_bytes, t.push);
+  read_buffer.SetBudget(t.read_buffer_bytes);
+  // Freed small blobs stay in the allocator's arenas; hand them back to the kernel.
+  if (shrinking) ::malloc_trim(0);
+}
+
+std::string FileReader::Residency(uint64_t key) const {
+  bool ram = tiers_.ram().Contains(key);
+  bool ssd = tiers_.ssd() != nullptr && tiers_.ssd()->Contains(key);
+  return ram && ssd ? "ram,ssd" : ram ? "ram" : ssd ? "ssd" : "none";
+}
+
+void FileReader::RecordHistory() {
+  HistoryPoint p;
+  p.uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  for (const cache::CacheTier* tier : tiers_.cache().tiers()) {
+    cache::TierCounters c = tier->Counters();
+    p.tiers.emplace_back(c.hits, c.lookups);
+  }
+  std::lock_guard<std::mutex> lock(history_mu_);
+  history_.push_back(std::move(p));
+  while (history_.size() > 6 * 360) history_.pop_front();
+}
+
+void FileReader::Stats(WhatIfStats* out) const {
+  auto curve = [](const cache::WhatIf& w) {
+    WhatIfCurveStats c;
+    c.budget = w.budget();
+    c.sampling_rate = w.sampling_rate();
+    c.sampled_reads = w.sampled_reads();
+    c.working_set_bytes = w.WorkingSetBytes();
+    c.points = w.Curve();
+    return c;
+  };
+  out->ram = curve(ram_what_if_);
+  if (ssd_what_if_ != nullptr) out->ssd = curve(*ssd_what_if_);
+  std::lock_guard<std::mutex> lock(history_mu_);
+  out->history.assign(history_.begin(), history_.end());
+}
+
+void FileReader::CacheStats(StatsSnapshot* out) const {
+  for (const cache::CacheTier* t : tiers_.all()) {
+    out->tiers.push_back({std::string(t->name()), t->Counters()});
+  }
+  const cache::OriginCounters loads = tiers_.cache().origin_counters();
+  out->origin.errors = loads.errors;
+  out->origin.coalesced = loads.coalesced;
+  if (tiers_.cluster() != nullptr) out->cluster = tiers_.cluster()->ClusterStats();
+}
+
+uint64_t FileReader::RamBytesUsed() const { return tiers_.ram().Counters().bytes_used; }
+
+}  // namespace mmfs::fs
