@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 namespace mmfs::origin {
@@ -17,6 +18,9 @@ void GlobalInit() {
 
 // The body of an answer that is not 2xx (an error page) is read and dropped, up to this much.
 constexpr uint64_t kMaxErrorBody = 64 << 10;
+// A body is given its whole room at its first bytes up to this size (ranges are at most an
+// extent); past it, it grows as it comes.
+constexpr uint64_t kMaxReserve = 256ull << 20;
 
 struct Exchange {
   CURL* curl;
@@ -39,6 +43,9 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
     x->too_long = true;
     return 0;  // CURLE_WRITE_ERROR: the transfer stops here
   }
+  if (x->response->body.empty() && x->max_body <= kMaxReserve) {
+    x->response->body.reserve(x->max_body);  // a range's answer: its size is known
+  }
   x->response->body.append(data, n);
   return n;
 }
@@ -59,6 +66,17 @@ std::string_view HeaderValue(std::string_view line, size_t name_size) {
   return v;
 }
 
+// A header's decimal value; nothing unless it is all digits and fits in 64 bits.
+std::optional<uint64_t> ParseDecimal(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9' || value > (UINT64_MAX - 9) / 10) return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return value;
+}
+
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   auto* x = static_cast<Exchange*>(user);
   const size_t n = size * count;
@@ -66,20 +84,18 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a 100 Continue): start afresh
     x->response->etag.clear();
     x->response->content_length.reset();
+    x->response->object_size.reset();
   } else if (HeaderIs(line, "etag")) {
     x->response->etag = std::string(HeaderValue(line, 4));
   } else if (HeaderIs(line, "content-length")) {
-    std::string_view v = HeaderValue(line, 14);
-    uint64_t value = 0;
-    bool digits = !v.empty();
-    for (char c : v) {
-      if (c < '0' || c > '9' || value > (UINT64_MAX - 9) / 10) {
-        digits = false;
-        break;
-      }
-      value = value * 10 + static_cast<uint64_t>(c - '0');
+    x->response->content_length = ParseDecimal(HeaderValue(line, 14));
+  } else if (HeaderIs(line, "content-range")) {
+    // "bytes FIRST-LAST/SIZE"; SIZE may be "*" (unknown), which gives nothing.
+    std::string_view v = HeaderValue(line, 13);
+    const size_t slash = v.rfind('/');
+    if (v.rfind("bytes ", 0) == 0 && slash != std::string_view::npos) {
+      x->response->object_size = ParseDecimal(v.substr(slash + 1));
     }
-    if (digits) x->response->content_length = value;
   }
   return n;
 }

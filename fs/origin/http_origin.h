@@ -1,8 +1,9 @@
 // HttpOrigin: the shards of a dataset on a web server or an object store, read with ranged GETs.
 //
 // Shard NAME of a tree in place P is the object BASE_URL/P/NAME (BASE_URL/NAME for the
-// dataset's own tree). AddTree checks each shard as LocalFileOrigin does, over the network: its
-// size (HEAD, Content-Length), its magic (a ranged GET of the magic bytes), and pins its ETag.
+// dataset's own tree). AddTree checks each shard as LocalFileOrigin does, over the network, with
+// one ranged GET of its magic bytes (16 shards at a time): its size (Content-Range), its magic,
+// that the server honours ranges, and pins its ETag.
 // Every later read is a GET of exactly the bytes asked for (Range, expecting 206 and that many
 // bytes) sent with If-Match: the pinned ETag; a 412 or another ETag is an error naming the shard
 // "replaced under a running mount", never bytes of two versions. A server that sends no ETag is
@@ -50,7 +51,8 @@ class HttpOrigin final : public Origin {
   const std::string& base_url() const { return base_url_; }
   // The URL of object `name` (relative to the base; each path step percent-encoded).
   std::string UrlOf(const std::string& name) const;
-  RemoteStatsSnapshot Stats() const { return stats_.Snapshot(); }
+  RemoteStatsSnapshot Stats() const;
+  std::optional<RemoteStatsSnapshot> RequestStats() const override { return Stats(); }
 
   // The whole object `name` (relative to the base: "manifest.json"), retried as reads are;
   // ResourceExhausted if it holds more than `max_bytes`, NotFound on a 404. For the small files
@@ -67,7 +69,13 @@ class HttpOrigin final : public Origin {
   struct Tree {
     std::vector<Shard> shards;
   };
+  // Shards checked at once when a tree is added.
+  static constexpr size_t kParallelChecks = 16;
+
   const Shard* Find(ShardRef ref) const;
+  // Shard `want` of `spec` as the server has it: present, of the manifest's size, with its magic;
+  // its ETag pinned.
+  Result<Shard> CheckShard(const TreeSpec& spec, const ShardSpec& want);
   // `request` sent, and sent again while the answer is retryable and the policy's time lasts.
   // The answer of the last try (a transport failure or any HTTP status).
   HttpResponse Fetch(const HttpRequest& request);

@@ -40,6 +40,8 @@ struct HttpResponse {
   long status = 0;    // HTTP status
   std::string etag;   // the ETag header as sent (quotes kept); empty if none
   std::optional<uint64_t> content_length;
+  // The whole object's size a ranged answer (206) gives in Content-Range: bytes A-B/SIZE.
+  std::optional<uint64_t> object_size;
   std::string body;
   bool body_cut = false;  // the body held more than max_body (failure is then kPermanent)
 };

@@ -22,11 +22,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "fs/origin/origin_bytes.h"
+#include "fs/origin/remote_stats.h"
 
 namespace mmfs::origin {
 
@@ -107,6 +109,10 @@ class Origin {
   // Takes `advice` for the trees added so far (a tree added later is read without advice until
   // the next call); the parts the origin has no capability for are ignored.
   virtual void Advise(const OriginAdvice& advice) = 0;
+
+  // What the requests to a remote store did (remote_stats.h); nothing for an origin that sends
+  // no requests (local files).
+  virtual std::optional<RemoteStatsSnapshot> RequestStats() const { return std::nullopt; }
 };
 
 // An origin that passes every call to the one it wraps: the base of origins that change a
@@ -125,6 +131,9 @@ class OriginWrapper : public Origin {
   }
   OriginCapabilities Capabilities() const override { return target_->Capabilities(); }
   void Advise(const OriginAdvice& advice) override { target_->Advise(advice); }
+  std::optional<RemoteStatsSnapshot> RequestStats() const override {
+    return target_->RequestStats();
+  }
 
   Origin& target() { return *target_; }
 

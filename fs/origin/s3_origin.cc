@@ -27,6 +27,13 @@ Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
   if (!IsHttpUrl(url) || url.find_first_of("?#") != std::string::npos) {
     return Status::InvalidArgument(url + ": not an http:// or https:// URL of a dataset");
   }
+  const size_t host = url.find("://") + 3;
+  const size_t at = url.find('@', host);
+  if (at != std::string::npos && at < url.find('/', host)) {
+    // It would be shown in stats, logs and error messages, and sent on every request.
+    return Status::InvalidArgument(url.substr(0, host) + "...: a user name or password in the "
+                                   "URL is refused (it would be shown in stats and logs)");
+  }
   CurlOptions curl;
   curl.ca_file = options.ca_file;
   return std::make_unique<HttpOrigin>(url, std::make_unique<CurlTransport>(curl), options.retry);

@@ -149,6 +149,7 @@ void OriginReader::Report(OriginStats* out) const {
   out->streamed = StreamedCounters();
   out->rereads = RefetchCounters();
   out->cost = CostEstimate();
+  out->remote = origin_.RequestStats();
 }
 
 }  // namespace mmfs::fs

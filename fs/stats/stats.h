@@ -25,6 +25,7 @@
 #include "cache/tier.h"
 #include "cache/what_if.h"
 #include "fs/memory/memory_governor.h"
+#include "fs/origin/remote_stats.h"
 #include "fs/read/extent_types.h"
 #include "fs/read/origin_cost_model.h"
 #include "fs/read/ranged_reader.h"
@@ -57,6 +58,8 @@ struct OriginStats {
   RangedCounters streamed;
   cache::RefetchCounters rereads;  // fetched again before the last fetch was used (refetch_tracker.h)
   OriginCostEstimate cost;         // the origin's latency and bandwidth (origin_cost_model.h)
+  // A remote origin's requests (an HTTP server or an S3 store); none for local files.
+  std::optional<origin::RemoteStatsSnapshot> remote;
 };
 
 struct PushStats {

@@ -32,6 +32,29 @@ MemoryStats MemoryStatsOf(uint64_t rss_bytes, const MemoryGovernor* governor) {
   return m;
 }
 
+// A remote origin's requests; null for local files. The percentiles are the upper bounds of
+// the histogram's buckets (null past the last bound).
+nlohmann::json RemoteJson(const std::optional<origin::RemoteStatsSnapshot>& r) {
+  if (!r.has_value()) return nullptr;
+  const auto percentile = [&](double p) -> nlohmann::json {
+    const uint64_t us = r->LatencyPercentileUs(p);
+    if (us == UINT64_MAX) return nullptr;
+    return us;
+  };
+  return {{"url", r->url},
+          {"requests", r->requests},
+          {"retries", r->retries},
+          {"bytes", r->bytes},
+          {"errors", r->errors},
+          {"latency_us",
+           {{"p50", percentile(50)},
+            {"p90", percentile(90)},
+            {"p99", percentile(99)},
+            {"sum", r->latency_sum_us},
+            {"bucket_bounds", r->kBucketBoundsUs},
+            {"buckets", r->latency}}}};
+}
+
 nlohmann::json MemoryJson(const MemoryStats& m) {
   nlohmann::json j = {{"rss_bytes", m.rss_bytes},
                       {"hold_once",
@@ -179,6 +202,7 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
          {{"demand", {{"reads", o.demand_reads}, {"bytes", o.demand_bytes}}},
           {"prefetch", {{"reads", o.prefetch_reads}, {"bytes", o.prefetch_bytes}}},
           {"warmup", {{"reads", o.warmup_reads}, {"bytes", o.warmup_bytes}}}}},
+        {"remote", RemoteJson(o.remote)},
         {"streamed",
          {{"verified_files", o.streamed.verified_files},
           {"verify_bytes", o.streamed.verify_bytes},

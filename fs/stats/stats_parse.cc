@@ -153,7 +153,27 @@ MemoryStats MemoryFromJson(const json& j) {
   return m;
 }
 
+std::optional<origin::RemoteStatsSnapshot> RemoteFromJson(const json& r) {
+  if (!r.is_object()) return std::nullopt;
+  origin::RemoteStatsSnapshot s;
+  Read(r, "url", &s.url);
+  Read(r, "requests", &s.requests);
+  Read(r, "retries", &s.retries);
+  Read(r, "bytes", &s.bytes);
+  Read(r, "errors", &s.errors);
+  const json& latency = Part(r, "latency_us");
+  Read(latency, "sum", &s.latency_sum_us);
+  const json& buckets = Part(latency, "buckets");
+  if (buckets.is_array()) {
+    for (size_t i = 0; i < buckets.size() && i < s.latency.size(); ++i) {
+      if (buckets[i].is_number_unsigned()) s.latency[i] = buckets[i].get<uint64_t>();
+    }
+  }
+  return s;
+}
+
 void OriginFromJson(const json& o, OriginStats* out) {
+  out->remote = RemoteFromJson(Part(o, "remote"));
   Read(o, "errors", &out->errors);
   Read(o, "coalesced", &out->coalesced);
   Read(Part(o, "rereads"), "files", &out->rereads.files);

@@ -127,6 +127,32 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              "The read size that pays on the origin: bandwidth x latency, clamped.", ds,
              d(o.cost.extent_bytes));
   }
+  if (o.remote.has_value()) {  // a remote origin's requests (remote_stats.h)
+    const origin::RemoteStatsSnapshot& r = *o.remote;
+    const std::string url = with("url=\"" + Escape(r.url) + "\"");
+    w.Single("mmfs_remote_requests_total", "counter",
+             "Requests sent to the remote origin, retries included.", url, d(r.requests));
+    w.Single("mmfs_remote_retries_total", "counter",
+             "Requests sent again after a timeout, a 5xx or a 429.", url, d(r.retries));
+    w.Single("mmfs_remote_bytes_total", "counter", "Body bytes received from the remote origin.",
+             url, d(r.bytes));
+    w.Single("mmfs_remote_errors_total", "counter",
+             "Remote requests that failed for good (after their retries).", url, d(r.errors));
+    w.Family("mmfs_remote_request_seconds", "histogram", "Time of one remote request.");
+    uint64_t below = 0;
+    for (size_t i = 0; i < r.kBucketBoundsUs.size(); ++i) {
+      below += r.latency[i];
+      std::ostringstream le;
+      le << static_cast<double>(r.kBucketBoundsUs[i]) / 1e6;
+      w.Sample("mmfs_remote_request_seconds_bucket", with("url=\"" + Escape(r.url) + "\",le=\"" +
+                                                          le.str() + "\""),
+               d(below));
+    }
+    w.Sample("mmfs_remote_request_seconds_bucket",
+             with("url=\"" + Escape(r.url) + "\",le=\"+Inf\""), d(r.requests));
+    w.Sample("mmfs_remote_request_seconds_sum", url, static_cast<double>(r.latency_sum_us) / 1e6);
+    w.Sample("mmfs_remote_request_seconds_count", url, d(r.requests));
+  }
   const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)
   w.Single("mmfs_extent_reads_total", "counter",
            "Demand misses read as the shard extent around the sample.", ds, d(x.extents));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fs/stats/stats_format.h"
+#include "fs/stats/stats_prometheus.h"
 
 namespace mmfs::fs {
 namespace {
@@ -35,6 +36,15 @@ StatsSnapshot Filled() {
   s.origin.streamed = {next(), next(), next(), next()};
   s.origin.rereads = {next(), next()};
   s.origin.cost = {true, true, 0.005, 2e8, next(), next()};
+  origin::RemoteStatsSnapshot remote;
+  remote.url = "https://store.example/ds.mmfs";
+  remote.requests = next();
+  remote.retries = next();
+  remote.bytes = next();
+  remote.errors = next();
+  for (uint64_t& bucket : remote.latency) bucket = next();
+  remote.latency_sum_us = next();
+  s.origin.remote = remote;
   s.extents = {.extents = next(), .extent_bytes = next(), .probes = next(),
                .kept_files = next(), .kept_bytes = next(), .kept_ssd_files = next(),
                .kept_ssd_bytes = next(), .used_files = next(), .used_bytes = next(),
@@ -144,6 +154,37 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   EXPECT_EQ(back->extents.mode, "1 MiB");
   EXPECT_EQ(back->extents.skipped_unused, Filled().extents.skipped_unused);
   EXPECT_TRUE(back->origin.cost.latency_bound);
+  ASSERT_TRUE(back->origin.remote.has_value());
+  EXPECT_EQ(back->origin.remote->url, "https://store.example/ds.mmfs");
+  EXPECT_EQ(back->origin.remote->latency, Filled().origin.remote->latency);
+}
+
+TEST(StatsParseTest, ARemoteOriginIsRenderedAsAHistogram) {
+  StatsSnapshot s;
+  origin::RemoteStatsSnapshot r;
+  r.url = "http://127.0.0.1:9/b/ds";
+  r.requests = 10;
+  r.retries = 2;
+  r.latency[3] = 6;   // <= 2 ms
+  r.latency[6] = 4;   // <= 16 ms
+  r.latency_sum_us = 50000;
+  s.origin.remote = r;
+  const nlohmann::json j = StatsToJson(s);
+  EXPECT_EQ(j["origin"]["remote"]["latency_us"]["p50"], 2000u);
+  EXPECT_EQ(j["origin"]["remote"]["latency_us"]["p99"], 16000u);
+  const std::string prom = StatsPrometheus(s);
+  EXPECT_NE(prom.find("mmfs_remote_retries_total{dataset=\"\",url=\"http://127.0.0.1:9/b/ds\"} 2"),
+            std::string::npos)
+      << prom;
+  // Cumulative buckets: 6 at 2 ms, all 10 from 16 ms on, and the count.
+  EXPECT_NE(prom.find("le=\"0.002\"} 6"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("le=\"0.016\"} 10"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("le=\"+Inf\"} 10"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("mmfs_remote_request_seconds_sum{dataset=\"\",url=\"http://127.0.0.1:9/b/ds\"} 0.05"),
+            std::string::npos);
+  // A local origin has none of it.
+  EXPECT_TRUE(StatsToJson(StatsSnapshot{})["origin"]["remote"].is_null());
+  EXPECT_EQ(StatsPrometheus(StatsSnapshot{}).find("mmfs_remote"), std::string::npos);
 }
 
 TEST(StatsParseTest, ASnapshotWithNothingOptionalComesBackWithout) {

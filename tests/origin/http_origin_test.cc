@@ -87,6 +87,11 @@ class FakeTransport final : public HttpTransport {
       out.body = o.bytes;
       return out;
     }
+    out.object_size = o.bytes.size();
+    if (r.range->first >= o.bytes.size()) {
+      out.status = 416;
+      return out;
+    }
     out.status = 206;
     out.body = o.bytes.substr(r.range->first, r.range->second - r.range->first + 1);
     return out;
@@ -220,6 +225,37 @@ TEST_F(HttpOriginFakeTest, RefusesAMissingShardAWrongSizeOrMagic) {
   EXPECT_EQ(origin->AddTree(kDatasetTree, magic).code(), StatusCode::kCorruption);
   // All or nothing: the tree may be added after the refusals.
   EXPECT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+}
+
+TEST_F(HttpOriginFakeTest, ChecksEachShardWithOneRangedRequest) {
+  std::vector<std::pair<std::string, uint64_t>> shards;
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "s-" + std::to_string(i) + ".mdb";
+    fake->objects["http://h/ds.mmfs/" + name] = {ShardBytes(1000 + i), "\"x" + name + "\""};
+    shards.push_back({name, 1000 + i});
+  }
+  fake->sent.clear();
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec(shards)).ok());
+  ASSERT_EQ(fake->sent.size(), 40u);  // one request per shard, no HEAD before it
+  for (const HttpRequest& r : fake->sent) {
+    EXPECT_FALSE(r.head);
+    EXPECT_EQ(r.range, std::make_pair(uint64_t{16}, uint64_t{19}));
+  }
+  // Each shard's own ETag is pinned.
+  fake->sent.clear();
+  ASSERT_TRUE(origin->ReadSpan({0, 39}, 0, 8).ok());
+  EXPECT_EQ(fake->sent[0].if_match, "\"xs-39.mdb\"");
+}
+
+TEST_F(HttpOriginFakeTest, AServerThatIgnoresRangesIsRefusedAtAdd) {
+  HttpResponse whole;
+  whole.failure = TransportFailure::kPermanent;  // what a transport says of a body past max_body
+  whole.body_cut = true;
+  fake->failures.push_back(whole);
+  Status s = origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}}));
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_NE(s.message().find("answers a range request with the whole object"), std::string::npos)
+      << s.ToString();
 }
 
 TEST_F(HttpOriginFakeTest, AShardReplacedUnderTheMountIsAnErrorNamingIt) {

@@ -110,6 +110,22 @@ void PrintTiers(const fs::StatsSnapshot& s) {
                 FormatBytes(static_cast<uint64_t>(o.cost.bandwidth_bytes_per_second)).c_str(),
                 FormatBytes(o.cost.extent_bytes).c_str(), FormatCount(o.cost.reads).c_str());
   }
+  if (o.remote.has_value()) {
+    const origin::RemoteStatsSnapshot& r = *o.remote;
+    const auto latency = [&](double p) {
+      const uint64_t us = r.LatencyPercentileUs(p);
+      if (us == UINT64_MAX) return std::string("> ") + FormatDuration(r.kBucketBoundsUs.back() / 1e6);
+      return std::string("< ") + FormatDuration(static_cast<double>(us) / 1e6);
+    };
+    std::printf("  remote    %s\n", r.url.c_str());
+    std::printf("            %s requests (%s retried, %s failed for good), %s received\n",
+                FormatCount(r.requests).c_str(), FormatCount(r.retries).c_str(),
+                FormatCount(r.errors).c_str(), FormatBytes(r.bytes).c_str());
+    if (r.requests > 0) {
+      std::printf("            latency p50 %s, p90 %s, p99 %s\n", latency(50).c_str(),
+                  latency(90).c_str(), latency(99).c_str());
+    }
+  }
   // Extent reads from a slow origin: what the misses read and whether the neighbours paid.
   const fs::ExtentCounters& x = s.extents;
   if (x.mode.empty() || (x.mode == "off" && x.extents == 0)) return;
