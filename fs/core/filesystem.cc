@@ -420,6 +420,8 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   metrics_.Report(&s);
   s.read_buffer = origin_->read_buffer().Counters();
   origin_->Report(&s.origin);
+  // A dataset opened by URL is named by its URL, not by the local copy of its index.
+  if (s.origin.remote.has_value()) s.dataset.path = s.origin.remote->url;
   s.extents = extents_->Counters();
   reader_->CacheStats(&s);
   prefetcher_->Stats(control_->has_hint(), &s.readahead);

@@ -302,10 +302,7 @@ int RunMount(const MountArgs& in) {
   }
   RemoteFlags remote_flags = args.remote;
   remote_flags.cache_dir = opts.cache_dir;
-  if (remote && args.view != 0) {
-    PrintError("cannot mount " + args.dataset + " --view: views are not served from a URL yet");
-    return 1;
-  }
+  if (args.view != 0) remote_flags.views.push_back(args.view);
   auto dataset = OpenDatasetAt(args.dataset, remote_flags);
   if (!dataset.ok()) {
     PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
@@ -314,10 +311,14 @@ int RunMount(const MountArgs& in) {
   if (args.view != 0) {
     // Checked here, before forking, so that the user sees why: the daemon would otherwise serve
     // the original tree. The views' shards are checked in an origin of their own, closed after
-    // the check: the daemon's adds them again (Filesystem).
+    // the check: the daemon's adds them again (Filesystem). A remote view's shards are checked
+    // by the daemon only (a second origin would ask the server twice); its readiness report
+    // carries a failure to the user all the same.
     origin::LocalFileOrigin check(dataset->dataset->dir());
     format::ViewSet views = format::ViewSet::Open(*dataset->dataset, check);
-    if (views.Find(args.view) == nullptr) {
+    const bool fetched =
+        dataset->remote && ::access(format::ViewDir(dataset->local_dir, args.view).c_str(), F_OK) == 0;
+    if (views.Find(args.view) == nullptr && !fetched) {
       std::string have;
       for (const auto& v : views.views()) have += (have.empty() ? "" : ", ") + std::to_string(v->side());
       for (const Status& p : views.problems()) PrintError("warning: " + p.message());

@@ -5,12 +5,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "cache/cache_dir.h"
 #include "base/file_util.h"
 #include "fs/format/format.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/manifest.h"
+#include "fs/format/view_manifest.h"
 #include "fs/origin/aws_config.h"
 #include "fs/origin/s3_origin.h"
 
@@ -45,6 +47,45 @@ Result<std::unique_ptr<origin::HttpOrigin>> NewOrigin(const std::string& url,
     return Status::InvalidArgument("--endpoint is for s3:// URLs; " + url + " names its server");
   }
   return origin::NewHttpOrigin(url, options);
+}
+
+// What a manifest says of its index: the file next to it, its size and checksum.
+struct IndexRef {
+  std::string manifest_text;
+  std::string file;
+  uint64_t size = 0;
+  uint64_t checksum = 0;
+};
+
+template <typename ManifestT>
+Result<IndexRef> ParseIndexRef(const std::string& text, const std::string& name) {
+  MMFS_ASSIGN_OR_RETURN(ManifestT m, ManifestT::Parse(text, name));
+  if (!PlainName(m.index_file)) {
+    return Status::Corruption(name + ": index file '" + m.index_file +
+                              "' is not a plain file name");
+  }
+  return IndexRef{text, m.index_file, m.index_size, m.index_checksum};
+}
+
+// Fetches PREFIX + "manifest.json" and the index it names into `dir`: the index only when the
+// copy there does not match the fetched manifest, and checked against it; the manifest last,
+// so that a copy whose manifest is there has the index it describes.
+Status CopyIndexed(origin::HttpOrigin& remote, const std::string& prefix, const std::string& dir,
+                   const std::function<Result<IndexRef>(const std::string&)>& parse) {
+  MMFS_ASSIGN_OR_RETURN(std::string text,
+                        remote.FetchObject(prefix + format::kManifestFileName, kMaxManifestBytes));
+  MMFS_ASSIGN_OR_RETURN(IndexRef ref, parse(text));
+  const std::string index_path = dir + "/" + ref.file;
+  auto cached = HashFile(index_path);
+  if (!cached.ok() || *cached != ref.checksum) {
+    MMFS_ASSIGN_OR_RETURN(std::string index, remote.FetchObject(prefix + ref.file, ref.size));
+    if (index.size() != ref.size || XXH3_64bits(index.data(), index.size()) != ref.checksum) {
+      return Status::Corruption(remote.UrlOf(prefix + ref.file) +
+                                ": checksum does not match the manifest");
+    }
+    MMFS_RETURN_IF_ERROR(WriteFileDurably(index_path, index));
+  }
+  return WriteFileDurably(dir + "/" + format::kManifestFileName, ref.manifest_text);
 }
 
 }  // namespace
@@ -83,28 +124,26 @@ Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags&
   const std::string dir = root + "/remote/" + name;
   MMFS_ASSIGN_OR_RETURN(UniqueFd dir_fd, cache::OpenOwnSubdir(remote_fd.get(), name, dir));
 
-  MMFS_ASSIGN_OR_RETURN(std::string manifest_text,
-                        remote->FetchObject(format::kManifestFileName, kMaxManifestBytes));
-  MMFS_ASSIGN_OR_RETURN(format::Manifest manifest,
-                        format::Manifest::Parse(manifest_text, base + "/manifest.json"));
-  if (!PlainName(manifest.index_file)) {
-    return Status::Corruption(base + "/manifest.json: index file '" + manifest.index_file +
-                              "' is not a plain file name");
-  }
-  const std::string index_path = dir + "/" + manifest.index_file;
-  auto cached = HashFile(index_path);
-  if (!cached.ok() || *cached != manifest.index_checksum) {
-    MMFS_ASSIGN_OR_RETURN(std::string index,
-                          remote->FetchObject(manifest.index_file, manifest.index_size));
-    if (index.size() != manifest.index_size ||
-        XXH3_64bits(index.data(), index.size()) != manifest.index_checksum) {
-      return Status::Corruption(remote->UrlOf(manifest.index_file) +
-                                ": checksum does not match the manifest");
+  MMFS_RETURN_IF_ERROR(CopyIndexed(*remote, "", dir, [&](const std::string& text) {
+    return ParseIndexRef<format::Manifest>(text, base + "/manifest.json");
+  }));
+  if (!flags.views.empty()) {
+    MMFS_ASSIGN_OR_RETURN(UniqueFd views_fd, cache::OpenOwnSubdir(dir_fd.get(), "views",
+                                                                  dir + "/views"));
+    for (uint32_t side : flags.views) {
+      const std::string place = "views/" + std::to_string(side);
+      MMFS_ASSIGN_OR_RETURN(UniqueFd side_fd, cache::OpenOwnSubdir(views_fd.get(),
+                                                                   std::to_string(side),
+                                                                   dir + "/" + place));
+      Status copied = CopyIndexed(*remote, place + "/", dir + "/" + place,
+                                  [&](const std::string& text) {
+        return ParseIndexRef<format::ViewManifest>(text, base + "/" + place + "/manifest.json");
+      });
+      // A view the server does not have is left for the mount to name ("no such view").
+      if (copied.code() == StatusCode::kNotFound) continue;
+      MMFS_RETURN_IF_ERROR(copied);
     }
-    MMFS_RETURN_IF_ERROR(WriteFileDurably(index_path, index));
   }
-  // The manifest last: a copy whose manifest is there has the index it describes.
-  MMFS_RETURN_IF_ERROR(WriteFileDurably(dir + "/" + format::kManifestFileName, manifest_text));
 
   MMFS_ASSIGN_OR_RETURN(out.dataset, format::Dataset::Open(dir));
   MMFS_RETURN_IF_ERROR(remote->AddTree(origin::kDatasetTree, out.dataset->ShardTree()));

@@ -5,7 +5,8 @@
 // a cache directory (--cache-dir, else $XDG_CACHE_HOME/mmfs, ~/.cache/mmfs, or /var/cache/mmfs
 // for root; walked and created as cache/cache_dir.h does, then remote/<hash of the URL>/),
 // checked against the manifest's checksum, and kept: on the next open, an index whose checksum
-// still matches the freshly fetched manifest is not fetched again. format::Dataset then opens
+// still matches the freshly fetched manifest is not fetched again. The same for the views asked
+// for (RemoteFlags::views): views/N/manifest.json and its index into the copy's views/N/. format::Dataset then opens
 // the local copy, and the remote origin (HttpOrigin, S3Origin) serves the shards, checked as
 // they are added (size, magic, ETag pinned).
 //
@@ -15,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "fs/format/dataset.h"
@@ -26,6 +28,9 @@ struct RemoteFlags {
   std::string cache_dir;  // empty: DefaultRemoteCacheDir()
   std::string endpoint;   // S3: the store's URL (else AWS_ENDPOINT_URL, else AWS's)
   std::string ca_file;    // TLS: trust this CA file instead of the system's CAs
+  // Views whose manifest and index are copied too (views/N/), so that the dataset's ViewSet
+  // finds them in the copy; a view the server lacks is left out.
+  std::vector<uint32_t> views;
 };
 
 struct OpenedDataset {
