@@ -103,6 +103,16 @@ in_fresh_root() {
   mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
   echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/mmfs-fresh-check"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  # The machine's local CAs, as a machine installed on its network has them (a network that
+  # inspects TLS puts its CA there): npm fetches s3rver over TLS (install-deps.sh). The
+  # ca-certificates package adds them to the root's bundle when it is installed.
+  if [[ -d /usr/local/share/ca-certificates ]]; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+    if [[ -x $root/usr/sbin/update-ca-certificates ]]; then
+      chroot "$root" /usr/sbin/update-ca-certificates > /dev/null
+    fi
+  fi
   mkdir -p "$root/srv/mmfs"
   # Files deleted in the working tree but not yet in git are skipped (--ignore-failed-read).
   (cd "$repo" && git ls-files -z --cached --others --exclude-standard |

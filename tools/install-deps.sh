@@ -2,10 +2,11 @@
 # Installs the Debian 12 packages mmfs needs, on a machine that has nothing else: the fresh-root
 # check (tools/fresh-check.sh) runs this in a `debootstrap --variant=minbase bookworm` root, so a
 # package missing here fails CI.
-#   bash tools/install-deps.sh           build, demo and every test (the README test command)
+#   bash tools/install-deps.sh           build, demo and every test (the README test command),
+#                                        and s3rver (npm) in /opt/mmfs-test-servers for the S3 tests
 #   bash tools/install-deps.sh --demo    only what tools/demo.sh needs: build mmfs, read with torch
 #   bash tools/install-deps.sh --bench   everything, plus the benchmark peers and profilers
-# Run as root. Safe to run again: apt-get skips what is already installed.
+# Run as root. Safe to run again: apt-get and the s3rver step skip what is already installed.
 #
 # pkg-config modules pull in others through Requires/Requires.private, and CMake's
 # pkg_check_modules fails when any of them is missing, even though mmfs never links it directly:
@@ -37,9 +38,10 @@ tests=(
   libgtest-dev libjpeg62-turbo-dev
   # the shards' own tools (a test reads a shard with mdb_stat), the cluster tier's servers
   lmdb-utils memcached
-  # the remote origins' tests serve shards from a local web server (their S3 tests use
-  # moto_server when it is on PATH: `pip install 'moto[server]'`; Debian 12 does not ship it)
-  nginx-light
+  # the remote origins' tests: shards from a local web server (over TLS too, with a CA made
+  # with openssl) and from an S3 API server, s3rver, which Debian 12 does not ship: npm installs
+  # it below, with Debian's node; curl puts their objects and drives the tests' fault proxy
+  nginx-light openssl curl nodejs
   # the Debian package: cpack's dpkg-shlibdeps (needs file), man pages from --help (help2man) and
   # their check (man-db), the completion it installs
   help2man man-db file dpkg-dev bash-completion
@@ -58,5 +60,21 @@ case "$profile" in
   --bench) packages=("${demo[@]}" "${tests[@]}" squashfs-tools squashfuse time linux-perf valgrind) ;;
   *) echo "usage: $0 [--demo | --all | --bench]" >&2; exit 2 ;;
 esac
+test_servers=0
+if [[ $profile != --demo ]]; then
+  test_servers=1
+  # Debian's npm, unless a node that brings its own is installed (NodeSource's nodejs package
+  # has npm inside and conflicts with Debian's).
+  command -v npm > /dev/null || packages+=(npm)
+fi
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${packages[@]}"
+
+# s3rver for the S3 tests (tests/s3rver_helper.h), in a prefix of its own so that nothing else
+# on the machine sees its node modules; skipped when that version is there already.
+s3rver_version=3.7.1
+s3rver_prefix=/opt/mmfs-test-servers
+if [[ $test_servers == 1 &&
+      $("$s3rver_prefix/node_modules/.bin/s3rver" --version 2> /dev/null) != "$s3rver_version" ]]; then
+  npm install --no-audit --no-fund --prefix "$s3rver_prefix" "s3rver@$s3rver_version"
+fi

@@ -16,6 +16,9 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+constexpr const char* kEmptyPayloadSha256Header =
+    "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 // The body of an answer that is not 2xx (an error page) is read and dropped, up to this much.
 constexpr uint64_t kMaxErrorBody = 64 << 10;
 // A body is given its whole room at its first bytes up to this size (ranges are at most an
@@ -190,6 +193,10 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
     headers = curl_slist_append(headers, ("If-Match: " + request.if_match).c_str());
   }
   if (!options_.aws_sigv4.empty()) {
+    // S3 refuses a SigV4 request without x-amz-content-sha256 (libcurl 7.88 does not add it),
+    // and libcurl signs it and takes its value as the payload's hash: the SHA-256 of the empty
+    // body, as a GET or a HEAD sends none.
+    headers = curl_slist_append(headers, kEmptyPayloadSha256Header);
     curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, options_.aws_sigv4.c_str());
     curl_easy_setopt(curl, CURLOPT_USERNAME, options_.access_key.c_str());
     curl_easy_setopt(curl, CURLOPT_PASSWORD, options_.secret_key.c_str());

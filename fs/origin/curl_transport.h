@@ -5,7 +5,8 @@
 // set up the same way: no signals (CURLOPT_NOSIGNAL: the daemon is multi-threaded), connect and
 // transfer timeouts, http and https only, no redirect followed, TLS checked against the system's
 // CAs or `ca_file`. For an S3 store the options carry SigV4 signing (libcurl signs each request
-// with CURLOPT_AWS_SIGV4) and the credentials; the secret is never put in an error message.
+// with CURLOPT_AWS_SIGV4; x-amz-content-sha256, which S3 requires, is the empty body's hash) and
+// the credentials; the secret is never put in an error message.
 //
 // Ownership: owns its easy handles (cleaned up by the destructor).
 // Thread-safety: Send may be called from any number of threads at once (a handle serves one

@@ -1,0 +1,448 @@
+// `mmfs mount URL MNT` end to end, against real servers on 127.0.0.1 that the test starts:
+//   - s3:// on s3rver (tests/s3rver_helper.h), in the foreground and as a daemon (which forks
+//     after the origin was made: its curl handles must still serve in the child); the server
+//     killed mid-epoch and started again on the same port; an object replaced during a mount;
+//   - https:// on nginx with a CA the test makes (openssl): with --ca-file it mounts, without
+//     it the mount is refused naming the certificate; a remount is served from the cache
+//     directory (nginx's access log shows the index was not fetched again);
+//   - http:// through tests/origin/fault_proxy.py in front of nginx: 500s, 429s, a truncated and
+//     a slow body are retried to the exact bytes; a persistent 500 on one shard is EIO for its
+//     files after the retry budget while the other shard's files serve, and nothing is sticky.
+// The short retry budgets come from MMFS_TEST_REMOTE_RETRY_MS (tools/mmfs/remote_dataset.cc).
+// Every read is either the source's exact bytes or an error: never other bytes.
+#include <errno.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/fault_proxy_helper.h"
+#include "tests/integration/mount_helper.h"
+#include "tests/nginx_helper.h"
+#include "tests/pack_helper.h"
+#include "tests/s3rver_helper.h"
+#include "tests/test_util.h"
+
+namespace mmfs {
+namespace {
+
+namespace fsys = std::filesystem;
+
+// A file read whole through the mount: its bytes, or the errno that stopped the read.
+struct Read {
+  int error = 0;
+  std::string bytes;
+};
+
+Read ReadThrough(const std::string& path) {
+  Read out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    out.error = errno;
+    return out;
+  }
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      out.error = errno;
+      break;
+    }
+    if (n == 0) break;
+    out.bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// `mmfs mount DATASET MNT EXTRA...` without -f: returns once the daemon serves. The destructor
+// unmounts it (mmfs umount, else a forced cleanup) and waits for the daemon to go.
+class DaemonMount {
+ public:
+  DaemonMount(const std::string& dataset, const std::string& mnt,
+              const std::vector<std::string>& extra)
+      : mnt_(mnt) {
+    std::vector<std::string> argv = {testing::MmfsBinary(), "mount", dataset, mnt};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    result_ = testing::RunCommand(argv, 90);
+  }
+  ~DaemonMount() {
+    if (!Unmount()) testing::ForceCleanup(mnt_);
+  }
+  DaemonMount(const DaemonMount&) = delete;
+  DaemonMount& operator=(const DaemonMount&) = delete;
+
+  bool mounted() const { return result_.exit_code == 0 && testing::IsMountPoint(mnt_); }
+  const std::string& output() const { return result_.output; }
+  // mmfs umount, then the daemon gone; true if nothing is left (or nothing was mounted).
+  bool Unmount() {
+    if (testing::IsMountPoint(mnt_)) {
+      auto u = testing::RunCommand({testing::MmfsBinary(), "umount", mnt_}, 30);
+      if (u.exit_code != 0) return false;
+    }
+    return testing::WaitFor([&] { return testing::FindDaemons(mnt_).empty(); }, 20);
+  }
+
+ private:
+  const std::string mnt_;
+  testing::CommandResult result_;
+};
+
+// A CA and a certificate it signed for 127.0.0.1, made with the openssl tool in `dir`:
+// ca.crt, server.crt, server.key. The output of the command that failed, "" on success.
+std::string MakeTestCertificates(const std::string& dir) {
+  const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc";
+  std::string script = "set -e; cd '" + dir + "'\n";
+  script += "openssl req -x509" + key + " -keyout ca.key -out ca.crt -days 2";
+  script += " -subj /CN=mmfs-test-ca -addext basicConstraints=critical,CA:TRUE";
+  script += " -addext keyUsage=critical,keyCertSign,cRLSign\n";
+  script += "openssl req" + key + " -keyout server.key -out server.csr -subj /CN=127.0.0.1\n";
+  script += "printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\n";
+  script += "extendedKeyUsage=serverAuth\\n' > server.ext\n";
+  script += "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial";
+  script += " -out server.crt -days 2 -extfile server.ext\n";
+  auto r = testing::Shell("(" + script + ") 2>&1", 60);
+  return r.exit_code == 0 ? "" : "openssl (Debian's openssl package): " + r.output;
+}
+
+// A dataset of two shards packed here from files made here (src), and the environment a mount
+// of a URL sees: S3 credentials for s3rver and no AWS files of the machine's.
+class RemoteMountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 8; ++i) {
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, wrongly) on "literal" + string.
+      std::string stem = src.path();
+      stem += "/d";
+      stem += std::to_string(i % 2);
+      stem += "/img";
+      stem += std::to_string(i);
+      testing::WriteFile(stem + ".jpg",
+                         testing::MakeJpeg(64 + i, 48, static_cast<unsigned>(i + 1)));
+      testing::WriteFile(stem + ".txt", std::string("caption ") + std::to_string(i));
+    }
+    // Two larger files, so that the dataset has two shards.
+    std::string a(700 << 10, 'a'), b(700 << 10, 'b');
+    for (size_t i = 0; i < a.size(); i += 4093) a[i] = static_cast<char>(i >> 12);
+    for (size_t i = 0; i < b.size(); i += 4091) b[i] = static_cast<char>(i >> 12);
+    testing::WriteFile(src / "big/a.bin", a);
+    testing::WriteFile(src / "big/b.bin", b);
+    auto packed =
+        testing::PackFolder(src.path(), dataset(), nullptr, pack::OnBadImage::kFail, 1 << 20);
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    ASSERT_TRUE(fsys::exists(dataset() + "/shard-00001.mdb"));
+    for (const auto& e : fsys::recursive_directory_iterator(src.path())) {
+      if (e.is_regular_file()) files.push_back(fsys::relative(e.path(), src.path()).string());
+    }
+    std::sort(files.begin(), files.end());
+
+    ::setenv("AWS_ACCESS_KEY_ID", testing::kS3rverKey, 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", testing::kS3rverSecret, 1);
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    ::setenv("AWS_SHARED_CREDENTIALS_FILE", (work / "no-credentials").c_str(), 1);
+    ::setenv("AWS_CONFIG_FILE", (work / "no-config").c_str(), 1);
+    for (const char* v : {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
+                          "AWS_DEFAULT_REGION", "MMFS_TEST_REMOTE_RETRY_MS"}) {
+      ::unsetenv(v);
+    }
+  }
+  void TearDown() override {
+    ::unsetenv("MMFS_TEST_REMOTE_RETRY_MS");
+    if (testing::IsMountPoint(mnt()) || !testing::FindDaemons(mnt()).empty()) {
+      ADD_FAILURE() << "a mount or daemon was left behind at " << mnt();
+      testing::ForceCleanup(mnt());
+    }
+  }
+
+  std::string dataset() const { return work / "ds.mmfs"; }
+  const std::string& mnt() const { return mnt_dir.path(); }
+  std::string Source(const std::string& rel) const { return testing::ReadFile(src / rel); }
+
+  // Options every mount here takes: its own cache directory, and each file read on its own
+  // (no sample readahead, no extents), so that a read reaches the server exactly when the test
+  // reads that file.
+  std::vector<std::string> Options(std::vector<std::string> more = {}) const {
+    std::vector<std::string> o = {"--cache-dir", cache.path() + "/c", "--readahead", "off",
+                                  "-o",          "extents=off"};
+    o.insert(o.end(), more.begin(), more.end());
+    return o;
+  }
+
+  // `diff -r` of the source and the mount: "" when they are the same.
+  std::string Diff() const {
+    auto d = testing::Shell("diff -r '" + src.path() + "' '" + mnt() + "' 2>&1");
+    return d.exit_code == 0 ? "" : "diff -r: " + d.output;
+  }
+
+  // Each file through the mount: its error (0: read whole). A file read whole must hold the
+  // source's exact bytes (a test failure otherwise); an error must be EIO.
+  std::map<std::string, int> ReadAll(const std::vector<std::string>& which) const {
+    std::map<std::string, int> out;
+    for (const std::string& rel : which) {
+      Read r = ReadThrough(mnt() + "/" + rel);
+      out[rel] = r.error;
+      if (r.error == 0) {
+        EXPECT_TRUE(r.bytes == Source(rel)) << rel << ": other bytes than the source's";
+      } else {
+        EXPECT_EQ(r.error, EIO) << rel << ": " << std::strerror(r.error);
+      }
+    }
+    return out;
+  }
+
+  testing::TempDir src, work, cache, mnt_dir;
+  std::vector<std::string> files;  // relative to src, sorted
+};
+
+// --- s3:// on s3rver -----------------------------------------------------------------------
+
+class S3MountTest : public RemoteMountTest {
+ protected:
+  void SetUp() override {
+    RemoteMountTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(s3.installed()) << s3.NotInstalled();
+    ASSERT_TRUE(s3.Start()) << s3.Log();
+    std::string error;
+    ASSERT_TRUE(s3.PutTree("bkt", "data/ds.mmfs", dataset(), &error)) << error;
+  }
+  std::vector<std::string> S3Options(std::vector<std::string> more = {}) const {
+    more.insert(more.begin(), {"--endpoint", s3.url()});
+    return Options(more);
+  }
+  const std::string url = "s3://bkt/data/ds.mmfs";
+  testing::S3rverServer s3{"bkt"};
+};
+
+TEST_F(S3MountTest, MountsInTheForegroundAndServesTheSameFiles) {
+  testing::ForegroundMount mount(url, mnt(), S3Options());
+  ASSERT_TRUE(mount.mounted());
+  EXPECT_EQ(Diff(), "");
+  EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+}
+
+// The daemon forks after the origin was made (and its curl handles used: the shards' HEADs and
+// magic reads); every read after that is the child's.
+TEST_F(S3MountTest, MountsAsADaemonAndServesTheSameFiles) {
+  DaemonMount mount(url, mnt(), S3Options());
+  ASSERT_TRUE(mount.mounted()) << mount.output();
+  EXPECT_EQ(testing::FindDaemons(mnt()).size(), 1u);
+  EXPECT_EQ(Diff(), "");
+  EXPECT_TRUE(mount.Unmount());
+}
+
+TEST_F(S3MountTest, AServerKilledMidEpochIsEioUntilItComesBackWithoutARemount) {
+  ::setenv("MMFS_TEST_REMOTE_RETRY_MS", "300", 1);
+  testing::ForegroundMount mount(url, mnt(), S3Options());
+  ASSERT_TRUE(mount.mounted());
+  const size_t half = files.size() / 2;
+  const std::vector<std::string> first(files.begin(), files.begin() + half);
+  const std::vector<std::string> rest(files.begin() + half, files.end());
+  for (const auto& [rel, error] : ReadAll(first)) EXPECT_EQ(error, 0) << rel;
+
+  s3.Stop();
+  // Nothing of the rest was read yet, so nothing of it is cached: every read needs the server.
+  for (const auto& [rel, error] : ReadAll(rest)) EXPECT_EQ(error, EIO) << rel;
+  struct statfs st;
+  EXPECT_EQ(::statfs(mnt().c_str(), &st), 0) << "the mount stopped serving";
+  EXPECT_EQ(::kill(mount.pid(), 0), 0) << "the daemon exited";
+  for (const auto& [rel, error] : ReadAll(first)) EXPECT_EQ(error, 0) << rel << " (cached)";
+
+  ASSERT_TRUE(s3.Start()) << s3.Log();
+  for (const auto& [rel, error] : ReadAll(rest)) EXPECT_EQ(error, 0) << rel;
+  EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+}
+
+TEST_F(S3MountTest, AnObjectReplacedDuringTheMountIsEioNamingTheShard) {
+  const std::string log = work / "mount.log";
+  testing::ForegroundMount mount(url, mnt(), S3Options({"--log-file", log}));
+  ASSERT_TRUE(mount.mounted());
+  // Same size, one byte changed: s3rver's ETag (the MD5) changes.
+  std::string bytes = testing::ReadFile(dataset() + "/shard-00000.mdb");
+  bytes[bytes.size() / 2] ^= 1;
+  testing::WriteFile(work / "replacement.mdb", bytes);
+  ASSERT_EQ(s3.Put("bkt", "data/ds.mmfs/shard-00000.mdb", work / "replacement.mdb"), 200);
+
+  int eio = 0, ok = 0;
+  for (const auto& [rel, error] : ReadAll(files)) (error == 0 ? ok : eio) += 1;
+  EXPECT_GT(eio, 0) << "no file of the replaced shard failed";
+  EXPECT_GT(ok, 0) << "the other shard's files did not serve";
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return testing::ReadFile(log).find("shard-00000.mdb: replaced under a running mount") !=
+               std::string::npos;
+      },
+      10))
+      << testing::ReadFile(log);
+  EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+}
+
+// --- https:// on nginx with a test CA --------------------------------------------------------
+
+class HttpsMountTest : public RemoteMountTest {
+ protected:
+  void SetUp() override {
+    RemoteMountTest::SetUp();
+    if (HasFatalFailure()) return;
+    const std::string failed = MakeTestCertificates(certs.path());
+    ASSERT_EQ(failed, "");
+    server = std::make_unique<testing::NginxServer>(
+        testing::NginxOptions{certs / "server.crt", certs / "server.key", /*access_log=*/true});
+    fsys::copy(dataset(), server->www() + "/ds.mmfs", fsys::copy_options::recursive);
+    ASSERT_TRUE(server->Start()) << server->ErrorLog();
+    url = server->url() + "/ds.mmfs";
+  }
+  // Requests in nginx's access log whose request line starts with `what` ("GET /ds.mmfs/x").
+  int Logged(const std::string& what) const {
+    const std::string log = server->AccessLog();
+    std::string quoted(1, '"');
+    quoted += what;
+    int n = 0;
+    for (size_t at = log.find(quoted); at != std::string::npos; at = log.find(quoted, at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+  testing::TempDir certs;
+  std::unique_ptr<testing::NginxServer> server;
+  std::string url;
+};
+
+TEST_F(HttpsMountTest, MountsWithTheCaFileAndIsRefusedWithoutIt) {
+  auto refused = testing::RunCommand(
+      {testing::MmfsBinary(), "mount", url, mnt(), "--cache-dir", cache.path() + "/c"}, 60);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("certificate"), std::string::npos) << refused.output;
+  EXPECT_FALSE(testing::IsMountPoint(mnt()));
+
+  DaemonMount mount(url, mnt(), Options({"--ca-file", certs / "ca.crt"}));
+  ASSERT_TRUE(mount.mounted()) << mount.output();
+  EXPECT_EQ(Diff(), "");
+  EXPECT_TRUE(mount.Unmount());
+}
+
+TEST_F(HttpsMountTest, ARemountIsServedFromTheCacheDirectory) {
+  const std::vector<std::string> options = Options({"--ca-file", certs / "ca.crt"});
+  {
+    testing::ForegroundMount mount(url, mnt(), options);
+    ASSERT_TRUE(mount.mounted());
+    EXPECT_EQ(Diff(), "");
+    EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+  }
+  EXPECT_EQ(Logged("GET /ds.mmfs/index.mmfs"), 1) << server->AccessLog();
+  EXPECT_EQ(Logged("GET /ds.mmfs/manifest.json"), 1);
+  const int shard_gets = Logged("GET /ds.mmfs/shard-");
+
+  testing::ForegroundMount again(url, mnt(), options);
+  ASSERT_TRUE(again.mounted());
+  // The manifest is asked for again (has the dataset changed?); the index copy still matches
+  // it, so it is not fetched.
+  EXPECT_EQ(Logged("GET /ds.mmfs/manifest.json"), 2);
+  EXPECT_EQ(Logged("GET /ds.mmfs/index.mmfs"), 1) << server->AccessLog();
+  // Each shard is checked again (HEAD, and its magic: one small GET) and nothing more: the
+  // files come from the SSD tier in the same cache directory.
+  EXPECT_EQ(Diff(), "");
+  EXPECT_EQ(Logged("GET /ds.mmfs/shard-"), shard_gets + 2) << server->AccessLog();
+  EXPECT_EQ(again.StopWith(SIGTERM), 0);
+}
+
+// --- http:// through the fault proxy, in front of nginx ----------------------------------------
+
+class FaultMountTest : public RemoteMountTest {
+ protected:
+  void SetUp() override {
+    RemoteMountTest::SetUp();
+    if (HasFatalFailure()) return;
+    fsys::copy(dataset(), server.www() + "/ds.mmfs", fsys::copy_options::recursive);
+    ASSERT_TRUE(server.Start()) << server.ErrorLog();
+    ASSERT_TRUE(proxy.Start()) << proxy.Log();
+    url = proxy.url() + "/ds.mmfs";
+  }
+  int Faults() const {
+    nlohmann::json stats = proxy.Stats();
+    return stats.is_null() ? -1 : stats["faults"].get<int>();
+  }
+  // A mount through the proxy, its faults set only once it serves (the manifest, the index and
+  // the shards' checks go through untouched).
+  std::unique_ptr<testing::ForegroundMount> Mount() {
+    return std::make_unique<testing::ForegroundMount>(url, mnt(), Options());
+  }
+  testing::NginxServer server;
+  testing::FaultProxy proxy{server.url()};
+  std::string url;
+};
+
+TEST_F(FaultMountTest, ServerErrorsAndThrottlingAreRetriedToTheExactBytes) {
+  auto mount = Mount();
+  ASSERT_TRUE(mount->mounted());
+  ASSERT_TRUE(proxy.Fault("500", 3, ".mdb"));
+  Read a = ReadThrough(mnt() + "/big/a.bin");
+  EXPECT_EQ(a.error, 0);
+  EXPECT_TRUE(a.bytes == Source("big/a.bin"));
+  EXPECT_EQ(Faults(), 3);
+  ASSERT_TRUE(proxy.Fault("429", 3, ".mdb"));
+  Read b = ReadThrough(mnt() + "/big/b.bin");
+  EXPECT_EQ(b.error, 0);
+  EXPECT_TRUE(b.bytes == Source("big/b.bin"));
+  EXPECT_EQ(Faults(), 6);
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+}
+
+TEST_F(FaultMountTest, TruncatedAndSlowBodiesGiveTheExactBytes) {
+  auto mount = Mount();
+  ASSERT_TRUE(mount->mounted());
+  // Content-Length promises the whole range, half comes, the connection closes: twice.
+  ASSERT_TRUE(proxy.Fault("truncate", 2, ".mdb"));
+  Read a = ReadThrough(mnt() + "/big/a.bin");
+  EXPECT_EQ(a.error, 0);
+  EXPECT_TRUE(a.bytes == Source("big/a.bin"));
+  EXPECT_EQ(Faults(), 2);
+  // The body in 16 pieces over 2 s: slow, but well above the transport's stall limit.
+  ASSERT_TRUE(proxy.Fault("slow", 1, ".mdb", 2));
+  Read b = ReadThrough(mnt() + "/big/b.bin");
+  EXPECT_EQ(b.error, 0);
+  EXPECT_TRUE(b.bytes == Source("big/b.bin"));
+  EXPECT_EQ(Faults(), 3);
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+}
+
+TEST_F(FaultMountTest, APersistentErrorIsEioForItsShardWhileTheOtherServes) {
+  ::setenv("MMFS_TEST_REMOTE_RETRY_MS", "300", 1);
+  auto mount = Mount();
+  ASSERT_TRUE(mount->mounted());
+  ASSERT_TRUE(proxy.Fault("500", -1, "shard-00000.mdb"));
+  std::vector<std::string> failed;
+  int ok = 0;
+  for (const auto& [rel, error] : ReadAll(files)) {
+    if (error != 0) {
+      failed.push_back(rel);
+    } else {
+      ++ok;
+    }
+  }
+  EXPECT_FALSE(failed.empty()) << "no file of shard-00000 failed";
+  EXPECT_GT(ok, 0) << "shard-00001's files did not serve";
+  // Each failed read was tried more than once before it gave up.
+  EXPECT_GT(Faults(), static_cast<int>(failed.size()));
+  struct statfs st;
+  EXPECT_EQ(::statfs(mnt().c_str(), &st), 0) << "the mount stopped serving";
+
+  // Nothing is sticky: once the server answers again, the same files read whole.
+  ASSERT_TRUE(proxy.Clear());
+  for (const auto& [rel, error] : ReadAll(failed)) EXPECT_EQ(error, 0) << rel;
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace mmfs
