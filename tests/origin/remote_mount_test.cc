@@ -232,8 +232,8 @@ TEST_F(S3MountTest, MountsInTheForegroundAndServesTheSameFiles) {
   EXPECT_EQ(mount.StopWith(SIGTERM), 0);
 }
 
-// The daemon forks after the origin was made (and its curl handles used: the shards' HEADs and
-// magic reads); every read after that is the child's.
+// The daemon forks after the origin was made (and its curl handles used: the shards' checks);
+// every read after that is the child's.
 TEST_F(S3MountTest, MountsAsADaemonAndServesTheSameFiles) {
   DaemonMount mount(url, mnt(), S3Options());
   ASSERT_TRUE(mount.mounted()) << mount.output();
@@ -350,8 +350,8 @@ TEST_F(HttpsMountTest, ARemountIsServedFromTheCacheDirectory) {
   // it, so it is not fetched.
   EXPECT_EQ(Logged("GET /ds.mmfs/manifest.json"), 2);
   EXPECT_EQ(Logged("GET /ds.mmfs/index.mmfs"), 1) << server->AccessLog();
-  // Each shard is checked again (HEAD, and its magic: one small GET) and nothing more: the
-  // files come from the SSD tier in the same cache directory.
+  // Each shard is checked again (one small GET of its magic) and nothing more: the files come
+  // from the SSD tier in the same cache directory.
   EXPECT_EQ(Diff(), "");
   EXPECT_EQ(Logged("GET /ds.mmfs/shard-"), shard_gets + 2) << server->AccessLog();
   EXPECT_EQ(again.StopWith(SIGTERM), 0);
