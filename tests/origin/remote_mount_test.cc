@@ -332,6 +332,41 @@ TEST_F(HttpsMountTest, MountsWithTheCaFileAndIsRefusedWithoutIt) {
   EXPECT_TRUE(mount.Unmount());
 }
 
+// --view N by URL: the view's manifest and index are copied with the dataset's, its shards read
+// from URL/views/N/, and the mount serves what a local mount of the same view serves.
+TEST_F(HttpsMountTest, AViewIsServedByUrl) {
+  auto added = testing::RunCommand({testing::MmfsBinary(), "view", "add", dataset(), "32"}, 120);
+  ASSERT_EQ(added.exit_code, 0) << added.output;
+  fsys::copy(dataset() + "/views", server->www() + "/ds.mmfs/views",
+             fsys::copy_options::recursive);
+  const std::string image = "d0/img0.jpg";
+  std::string local_view;
+  {
+    DaemonMount local(dataset(), mnt(), {"--view", "32"});
+    ASSERT_TRUE(local.mounted()) << local.output();
+    local_view = testing::ReadFile(mnt() + "/" + image);
+    ASSERT_TRUE(local.Unmount());
+  }
+  ASSERT_NE(local_view, Source(image));  // the view's image is another one
+
+  DaemonMount mount(url, mnt(), Options({"--ca-file", certs / "ca.crt", "--view", "32"}));
+  ASSERT_TRUE(mount.mounted()) << mount.output();
+  EXPECT_TRUE(testing::ReadFile(mnt() + "/" + image) == local_view);
+  EXPECT_EQ(testing::ReadFile(mnt() + "/d0/img0.txt"), Source("d0/img0.txt"));
+  EXPECT_EQ(Logged("GET /ds.mmfs/views/32/view.mmfs"), 1) << server->AccessLog();
+  EXPECT_GE(Logged("GET /ds.mmfs/views/32/shard-"), 1) << server->AccessLog();
+  EXPECT_TRUE(mount.Unmount());
+
+  // A view the server does not have is refused before the mount, naming it.
+  auto missing = testing::RunCommand({testing::MmfsBinary(), "mount", url, mnt(), "--view", "64",
+                                      "--ca-file", certs / "ca.crt", "--cache-dir",
+                                      cache.path() + "/c"},
+                                     60);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("no such view"), std::string::npos) << missing.output;
+  EXPECT_FALSE(testing::IsMountPoint(mnt()));
+}
+
 TEST_F(HttpsMountTest, ARemountIsServedFromTheCacheDirectory) {
   const std::vector<std::string> options = Options({"--ca-file", certs / "ca.crt"});
   {

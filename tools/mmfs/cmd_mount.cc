@@ -317,7 +317,9 @@ int RunMount(const MountArgs& in) {
     origin::LocalFileOrigin check(dataset->dataset->dir());
     format::ViewSet views = format::ViewSet::Open(*dataset->dataset, check);
     const bool fetched =
-        dataset->remote && ::access(format::ViewDir(dataset->local_dir, args.view).c_str(), F_OK) == 0;
+        dataset->remote &&
+        ::access((format::ViewDir(dataset->local_dir, args.view) + "/manifest.json").c_str(),
+                 F_OK) == 0;
     if (views.Find(args.view) == nullptr && !fetched) {
       std::string have;
       for (const auto& v : views.views()) have += (have.empty() ? "" : ", ") + std::to_string(v->side());

@@ -146,8 +146,12 @@ Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags&
                                   [&](const std::string& text) {
         return ParseIndexRef<format::ViewManifest>(text, base + "/" + place + "/manifest.json");
       });
-      // A view the server does not have is left for the mount to name ("no such view").
-      if (copied.code() == StatusCode::kNotFound) continue;
+      // A view the server does not have is left for the mount to name ("no such view"); a copy
+      // of it from an earlier mount goes (its manifest: the copy is then not a view).
+      if (copied.code() == StatusCode::kNotFound) {
+        ::unlinkat(side_fd.get(), format::kManifestFileName, 0);
+        continue;
+      }
       MMFS_RETURN_IF_ERROR(copied);
     }
   }
