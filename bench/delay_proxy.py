@@ -223,7 +223,8 @@ class Proxy:
 
 async def main_async(args):
     host, port = args.upstream.rsplit(":", 1)
-    proxy = Proxy((host, int(port)), args.delay_ms / 1000.0, TokenBucket(parse_bytes(args.bandwidth)))
+    proxy = Proxy((host, int(port)), args.delay_ms / 1000.0,
+                  TokenBucket(parse_bytes(args.bandwidth)))
     servers, bound = [], {}
     for item in args.listen:
         name, _, p = item.partition("=")

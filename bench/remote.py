@@ -551,8 +551,8 @@ def table(res, meta):
     lines = [f"## Remote profile ({meta['samples']} samples, {meta['dataset_bytes'] / 1e6:.0f} MB;"
              f" {meta['delay_ms']:g} ms before each response, {meta['bandwidth'] / 1e6:g} MB/s "
              "shared)", "",
-             "| peer | samples read | mount (s) | epoch 1 (s) | epoch 2 (s) | origin / data, epoch 1 |"
-             " origin / data, epoch 2 | requests, epoch 1 | random reads x1 (files/s) |"
+             "| peer | samples read | mount (s) | epoch 1 (s) | epoch 2 (s) |"
+             " origin / data, epoch 1 | origin / data, epoch 2 | requests, epoch 1 | random reads x1 (files/s) |"
              " proxy CPU, epoch 1 | store CPU, epoch 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in ("native", "mmfs local", "mmfs s3", "s3fs", "rclone"):
@@ -702,7 +702,7 @@ def main():
                 log("1M-entry dataset: mount from the store")
                 meta_mounts(args, proxy, store, tmp, meta_dataset, res)
     except (KeyboardInterrupt, Interrupted) as e:
-        log(f"interrupted ({e or 'Ctrl-C'}): everything started was stopped")
+        log(f"interrupted ({str(e) or 'Ctrl-C'}): everything started was stopped")
         sys.exit(130)
     os.makedirs(os.path.join(bench.HERE, "results"), exist_ok=True)
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
