@@ -409,15 +409,26 @@ def upload(store, config, uploads, stamp_file):
     t = time.monotonic()
     for local, prefix in uploads:
         log(f"  uploading {local} to s3://{BUCKET}/{prefix}")
-        run(["rclone", "sync", "--config", config, local, f"store:{BUCKET}/{prefix}",
-             "--transfers", "8", "--checkers", "8", "--s3-upload-cutoff", "5G"], env=child_env())
         # s3rver lists a common prefix only when an object sits right under it: a folder that
-        # holds only folders (files-N/train/) would be missing from its parent's listing, and
-        # s3fs and rclone would show an empty root. A directory marker, as S3 consoles make,
-        # puts it back.
+        # holds only folders (files-N/train/) would be missing from its parent's listing, so
+        # s3fs and rclone would show an empty root, and rclone sync would find nothing in the
+        # store and upload everything again. A directory marker, as S3 consoles make, puts it
+        # back; made first, for the sync's own listing.
         for d, dirs, files in os.walk(local):
             if dirs and not files and d != local:
                 store.put_empty(f"{prefix}/{os.path.relpath(d, local)}/")
+        # Now and then an object rclone has just put into s3rver reads back with a size of 0
+        # (rclone reports it corrupted on transfer, and it is missing afterwards): 5-15 of
+        # 40,000 per pass. Each retry uploads only what is missing (the markers let the sync
+        # list the store), and a size check must then find nothing missing.
+        cmd = ["--config", config, local, f"store:{BUCKET}/{prefix}"]
+        r = run(["rclone", "sync"] + cmd + ["--transfers", "8", "--checkers", "8",
+                                            "--s3-upload-cutoff", "5G", "--retries", "10"],
+                check=False, env=child_env())
+        check = run(["rclone", "check", "--size-only", "--one-way"] + cmd, check=False,
+                    env=child_env())
+        if check.returncode != 0:
+            raise RuntimeError(f"uploading {local}: {r.stderr[-1500:]}\n{check.stderr[-1500:]}")
     with open(stamp_file, "w") as f:
         f.write(stamp)
     return time.monotonic() - t
