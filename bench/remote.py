@@ -672,7 +672,7 @@ def main():
             stack.callback(store.stop)
             store.start()
             proxy = DelayProxy(store.port, ["s3fs=0", "rclone=0",
-                                            "mmfs=0,add-sha256", "check=0"],
+                                            "mmfs=0", "check=0"],
                                args.delay_ms, args.bandwidth)
             stack.callback(proxy.stop)
             proxy.start()
