@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/server_process.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -72,12 +73,7 @@ class FaultProxy {
     return port_ > 0;
   }
 
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void Stop() { KillAndReap(&pid_); }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 

@@ -7,11 +7,8 @@
 // Thread-safety: test-only; one thread drives it.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,40 +17,12 @@
 #include <fstream>
 #include <string>
 
+#include "tests/server_process.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
 
 inline constexpr const char* kNginx = "/usr/sbin/nginx";
-
-// A TCP port on 127.0.0.1 nobody listens on now (the kernel's choice for port 0).
-inline int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-// Whether something accepts connections on 127.0.0.1:`port`.
-inline bool Listening(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
 
 struct NginxOptions {
   // Both set: HTTPS with this certificate (PEM, its chain) and key; else plain HTTP.
@@ -106,28 +75,11 @@ class NginxServer {
               conf.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
-    if (pid_ < 0) return false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Listening(port_)) return true;
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      ::usleep(2000);  // polling the port, with a deadline
-    }
-    return false;
+    return AwaitListening(&pid_, port_, std::chrono::seconds(10));
   }
 
   // Stops the server and reaps it; the port is free again when this returns.
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
+  void Stop() { KillAndReap(&pid_); }
 
   std::string ErrorLog() const { return ReadFile(dir_ / "error.log"); }
   // The access log ("" before the first request, or without NginxOptions::access_log).

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/nginx_helper.h"
+#include "tests/server_process.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -106,28 +106,11 @@ class S3rverServer {
       ::execv(argv[0], const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
-    if (pid_ < 0) return false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Listening(port_)) return true;
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      ::usleep(5000);  // polling the port, with a deadline
-    }
-    return false;
+    return AwaitListening(&pid_, port_, std::chrono::seconds(30));
   }
 
   // Kills the server and reaps it: connections to it are refused when this returns.
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
+  void Stop() { KillAndReap(&pid_); }
 
   // PUT `file` as `bucket`/`key` (or the bucket itself, when `key` is empty), signed as
   // `key_id`:`secret`; the HTTP status, or -1.
