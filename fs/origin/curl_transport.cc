@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -21,6 +22,8 @@ constexpr const char* kEmptyPayloadSha256Header =
 
 // The body of an answer that is not 2xx (an error page) is read and dropped, up to this much.
 constexpr uint64_t kMaxErrorBody = 64 << 10;
+// Of which the start is kept, for the message (an S3 error's <Code> and <Message>).
+constexpr size_t kKeptErrorBody = 4 << 10;
 // A body is given its whole room at its first bytes up to this size (ranges are at most an
 // extent); past it, it grows as it comes.
 constexpr uint64_t kMaxReserve = 256ull << 20;
@@ -39,6 +42,10 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   long status = 0;
   curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
   if (status < 200 || status > 299) {
+    const size_t keep = x->response->error_body.size() < kKeptErrorBody
+                            ? std::min(n, kKeptErrorBody - x->response->error_body.size())
+                            : 0;
+    x->response->error_body.append(data, keep);
     x->dropped += n;
     return x->dropped <= kMaxErrorBody ? n : 0;
   }
@@ -46,8 +53,10 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
     x->too_long = true;
     return 0;  // CURLE_WRITE_ERROR: the transfer stops here
   }
-  if (x->response->body.empty() && x->max_body <= kMaxReserve) {
-    x->response->body.reserve(x->max_body);  // a range's answer: its size is known
+  if (x->response->body.empty() && x->response->content_length) {
+    // The whole body's room at its first bytes, when the answer says how long it is.
+    x->response->body.reserve(std::min<uint64_t>({*x->response->content_length, x->max_body,
+                                                  kMaxReserve}));
   }
   x->response->body.append(data, n);
   return n;
@@ -88,6 +97,7 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     x->response->etag.clear();
     x->response->content_length.reset();
     x->response->object_size.reset();
+    x->response->range.reset();
   } else if (HeaderIs(line, "etag")) {
     x->response->etag = std::string(HeaderValue(line, 4));
   } else if (HeaderIs(line, "content-length")) {
@@ -98,6 +108,13 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     const size_t slash = v.rfind('/');
     if (v.rfind("bytes ", 0) == 0 && slash != std::string_view::npos) {
       x->response->object_size = ParseDecimal(v.substr(slash + 1));
+      const std::string_view span = v.substr(6, slash - 6);
+      const size_t dash = span.find('-');
+      if (dash != std::string_view::npos) {
+        auto first = ParseDecimal(span.substr(0, dash));
+        auto last = ParseDecimal(span.substr(dash + 1));
+        if (first && last) x->response->range = std::make_pair(*first, *last);
+      }
     }
   }
   return n;
@@ -128,6 +145,15 @@ CurlTransport::CurlTransport(CurlOptions options) : options_(std::move(options))
 
 CurlTransport::~CurlTransport() {
   for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
+}
+
+void CurlTransport::DropIdle() {
+  std::vector<void*> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle.swap(idle_);
+  }
+  for (void* h : idle) curl_easy_cleanup(static_cast<CURL*>(h));
 }
 
 void* CurlTransport::TakeHandle() {
@@ -170,6 +196,7 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_PROXY, "");  // not the environment's http_proxy either
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);

@@ -44,6 +44,7 @@ class CurlTransport final : public HttpTransport {
   CurlTransport& operator=(const CurlTransport&) = delete;
 
   HttpResponse Send(const HttpRequest& request) override;
+  void DropIdle() override;
 
  private:
   void* TakeHandle();           // a CURL*, from the pool or new; null when curl has no memory

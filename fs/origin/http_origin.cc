@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <system_error>
 #include <thread>
+
+#include "fs/origin/s3_location.h"
 
 namespace mmfs::origin {
 namespace {
@@ -14,23 +17,6 @@ namespace {
 std::string StripSlashes(std::string url) {
   while (!url.empty() && url.back() == '/') url.pop_back();
   return url;
-}
-
-// RFC 3986 unreserved characters and '/' pass; every other byte is %XX.
-std::string EncodePath(const std::string& path) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : path) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~' || c == '/') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 uint64_t Jitter() {
@@ -47,7 +33,7 @@ HttpOrigin::HttpOrigin(std::string base_url, std::unique_ptr<HttpTransport> tran
       retry_(retry) {}
 
 std::string HttpOrigin::UrlOf(const std::string& name) const {
-  return base_url_ + "/" + EncodePath(name);
+  return base_url_ + "/" + EncodeUrlPath(name);
 }
 
 const HttpOrigin::Shard* HttpOrigin::Find(ShardRef ref) const {
@@ -74,12 +60,42 @@ HttpResponse HttpOrigin::Fetch(const HttpRequest& request) {
   }
 }
 
+namespace {
+
+// The text of <tag>...</tag> in an S3 error document (plain text only, at most 200 bytes);
+// empty when there is none.
+std::string XmlField(const std::string& body, const std::string& tag) {
+  const std::string open = "<" + tag + ">", close = "</" + tag + ">";
+  const size_t a = body.find(open);
+  if (a == std::string::npos) return "";
+  const size_t from = a + open.size();
+  const size_t b = body.find(close, from);
+  if (b == std::string::npos || b - from > 200) return "";
+  std::string text = body.substr(from, b - from);
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '<') return "";
+  }
+  return text;
+}
+
+}  // namespace
+
 Status HttpOrigin::Failed(const HttpResponse& response, const std::string& url) {
   if (response.failure != TransportFailure::kNone) {
     return Status::IoError(url + ": " + response.error);
   }
   if (response.status == 404) return Status::NotFound(url + ": no such object (HTTP 404)");
-  return Status::IoError(url + ": HTTP " + std::to_string(response.status));
+  std::string why = url + ": HTTP " + std::to_string(response.status);
+  if (response.status == 200) why += " (the whole object: the server ignores Range)";
+  // An S3 store says why in its error document: "AccessDenied", "PermanentRedirect" (another
+  // region), "SignatureDoesNotMatch".
+  const std::string code = XmlField(response.error_body, "Code");
+  if (!code.empty()) {
+    why += " " + code;
+    const std::string message = XmlField(response.error_body, "Message");
+    if (!message.empty()) why += ": " + message;
+  }
+  return Status::IoError(why);
 }
 
 Result<std::string> HttpOrigin::GetRange(const Shard& s, uint64_t offset, size_t len) {
@@ -100,6 +116,16 @@ Result<std::string> HttpOrigin::GetRange(const Shard& s, uint64_t offset, size_t
     return Failed(response, s.url);
   }
   if (!s.etag.empty() && !response.etag.empty() && response.etag != s.etag) return replaced();
+  if (response.range != std::make_pair(offset, offset + len - 1)) {
+    // Other bytes than asked for, whatever their length, are not served.
+    stats_.NoteError();
+    return Status::IoError(s.url + ": the answer holds " +
+                           (response.range ? "bytes " + std::to_string(response.range->first) +
+                                                 "-" + std::to_string(response.range->second)
+                                           : std::string("no Content-Range")) +
+                           ", asked for " + std::to_string(offset) + "-" +
+                           std::to_string(offset + len - 1));
+  }
   if (response.body.size() != len) {
     stats_.NoteError();
     return Status::IoError(s.url + ": " + std::to_string(response.body.size()) + " bytes at " +
@@ -174,7 +200,12 @@ Result<HttpOrigin::Shard> HttpOrigin::CheckShard(const TreeSpec& spec, const Sha
                               spec.size_hint);
   }
   if (response.status == 416) return Failed(response, s.url);  // in range after all: odd server
-  s.etag = response.etag;
+  if (!request.head && response.range != request.range) {
+    return Status::IoError(s.url + ": the answer's Content-Range is not the range asked for");
+  }
+  // A weak ETag ("W/...") never matches If-Match (a strong comparison): every read would look
+  // like a replaced shard. Such a shard is read unpinned (its files' checksums still hold).
+  if (response.etag.rfind("W/", 0) != 0) s.etag = response.etag;
   if (no_room) return Status::Corruption(s.url + ": " + spec.bad_magic);
   if (spec.magic != 0) {
     if (response.body.size() != sizeof magic) {
@@ -194,23 +225,34 @@ Status HttpOrigin::AddTree(uint32_t tree, const TreeSpec& spec) {
   }
   // The shards are checked kParallelChecks at a time: a mount waits for the slowest of a few
   // round trips, not for one per shard in turn (80 shards at 20 ms would be 1.6 s).
+  // After a failure no new shard is started: the add fails anyway, and a store that answers
+  // 503s would otherwise hold the mount for every shard's retries.
   const size_t n = spec.shards.size();
   std::vector<std::optional<Result<Shard>>> checked(n);
   std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
   const auto work = [&] {
-    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+    for (size_t i = next.fetch_add(1); i < n && !failed.load(); i = next.fetch_add(1)) {
       checked[i] = CheckShard(spec, spec.shards[i]);
+      if (!checked[i]->ok()) failed.store(true);
     }
   };
   std::vector<std::thread> helpers;
   const size_t threads = std::min(n, kParallelChecks);
-  for (size_t i = 1; i < threads; ++i) helpers.emplace_back(work);
+  for (size_t i = 1; i < threads; ++i) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: fewer check the shards
+    }
+  }
   work();
   for (std::thread& t : helpers) t.join();
 
   auto t = std::make_unique<Tree>();
   t->shards.reserve(n);
   for (std::optional<Result<Shard>>& c : checked) {  // the first failure in the manifest's order
+    if (!c.has_value()) continue;  // not checked: another failed first
     if (!c->ok()) return c->status();
     t->shards.push_back(std::move(**c));
   }
@@ -221,7 +263,7 @@ Status HttpOrigin::AddTree(uint32_t tree, const TreeSpec& spec) {
 
 RemoteStatsSnapshot HttpOrigin::Stats() const {
   RemoteStatsSnapshot s = stats_.Snapshot();
-  s.url = base_url_;
+  s.url = display_url_.empty() ? base_url_ : display_url_;
   return s;
 }
 

@@ -49,6 +49,11 @@ class HttpOrigin final : public Origin {
   void Advise(const OriginAdvice&) override {}
 
   const std::string& base_url() const { return base_url_; }
+  // The URL stats show (the user's "s3://bucket/ds" rather than the endpoint's); the base URL
+  // unless set. Set before the origin is shared.
+  void set_display_url(std::string url) { display_url_ = std::move(url); }
+  // Closes the kept-alive connections (HttpTransport::DropIdle): before the daemon forks.
+  void DropConnections() { transport_->DropIdle(); }
   // The URL of object `name` (relative to the base; each path step percent-encoded).
   std::string UrlOf(const std::string& name) const;
   RemoteStatsSnapshot Stats() const;
@@ -85,6 +90,7 @@ class HttpOrigin final : public Origin {
   Result<std::string> GetRange(const Shard& s, uint64_t offset, size_t len);
 
   const std::string base_url_;
+  std::string display_url_;
   const std::unique_ptr<HttpTransport> transport_;
   const RetryPolicy retry_;
   std::vector<std::unique_ptr<Tree>> trees_;  // by tree number; null where none was added

@@ -3,7 +3,8 @@
 // tested with a fake transport and the real one (CurlTransport, libcurl) with a local server.
 //
 // A transport sends exactly the request it is given to the URL it is given: it follows no
-// redirect and never contacts an address the request does not name.
+// redirect, uses no proxy (not even one the environment names) and never contacts an address
+// the request does not name.
 //
 // Ownership: a transport owns its connections; requests and responses are values.
 // Thread-safety: Send may be called from any number of threads at once.
@@ -40,8 +41,12 @@ struct HttpResponse {
   long status = 0;    // HTTP status
   std::string etag;   // the ETag header as sent (quotes kept); empty if none
   std::optional<uint64_t> content_length;
-  // The whole object's size a ranged answer (206) gives in Content-Range: bytes A-B/SIZE.
+  // A ranged answer's (206) Content-Range, "bytes FIRST-LAST/SIZE": the bytes it holds and
+  // the whole object's size (a 416's "bytes */SIZE" gives the size only).
+  std::optional<std::pair<uint64_t, uint64_t>> range;
   std::optional<uint64_t> object_size;
+  // The start of an error answer's body (not 2xx; at most 4 KiB): an S3 store says there why.
+  std::string error_body;
   std::string body;
   bool body_cut = false;  // the body held more than max_body (failure is then kPermanent)
 };
@@ -50,6 +55,10 @@ class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
   virtual HttpResponse Send(const HttpRequest& request) = 0;
+  // Closes the connections kept for later requests (before a fork: a parent that exits must
+  // not close, TLS shutdown included, what its child goes on using). Later requests open new
+  // ones.
+  virtual void DropIdle() {}
 };
 
 }  // namespace mmfs::origin

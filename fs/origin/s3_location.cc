@@ -26,6 +26,22 @@ std::string Trim(std::string s) {
 
 }  // namespace
 
+std::string EncodeUrlPath(const std::string& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 bool IsS3Url(const std::string& url) { return StartsWith(url, "s3://"); }
 
 bool IsHttpUrl(const std::string& url) {
@@ -68,17 +84,24 @@ Result<std::string> S3BaseUrl(const S3Location& where, const std::string& endpoi
     const size_t after = endpoint.find("://") + 3;
     scheme = endpoint.substr(0, after);
     host = endpoint.substr(after);
+    if (host.substr(0, host.find('/')).find('@') != std::string::npos) {
+      // It would be shown in stats, logs and error messages.
+      return Status::InvalidArgument(scheme + "...: a user name or password in the endpoint is "
+                                     "refused (credentials come from the AWS settings)");
+    }
     while (!host.empty() && host.back() == '/') host.pop_back();
     if (host.empty()) return Status::InvalidArgument(endpoint + ": no host in the endpoint");
     path_style = addressing != S3Addressing::kVirtualHosted;
   }
-  if (path_style) return scheme + host + "/" + where.bucket + "/" + where.key;
+  // A key is any bytes: each of its steps is percent-encoded, as the object names below it are.
+  const std::string key = EncodeUrlPath(where.key);
+  if (path_style) return scheme + host + "/" + where.bucket + "/" + key;
   if (host.find('/') != std::string::npos) {
     return Status::InvalidArgument(endpoint +
                                    ": virtual-hosted addressing needs an endpoint "
                                    "without a path");
   }
-  return scheme + where.bucket + "." + host + "/" + where.key;
+  return scheme + where.bucket + "." + host + "/" + key;
 }
 
 }  // namespace mmfs::origin

@@ -24,6 +24,9 @@ struct S3Location {
 bool IsS3Url(const std::string& url);
 // Whether `url` is an http:// or https:// URL.
 bool IsHttpUrl(const std::string& url);
+// `path` with RFC 3986's unreserved characters and '/' as they are and every other byte %XX:
+// an object's name or an S3 key as a URL path.
+std::string EncodeUrlPath(const std::string& path);
 
 // "s3://bucket/a/b/ds.mmfs" -> {"bucket", "a/b/ds.mmfs"}. InvalidArgument for another scheme, a
 // bucket name S3 would refuse (3 to 63 of a-z 0-9 . -, starting and ending with a letter or

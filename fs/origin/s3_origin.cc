@@ -18,8 +18,10 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
     curl.secret_key = aws.secret_key;
     curl.session_token = aws.session_token;
   }
-  return std::make_unique<HttpOrigin>(std::move(base), std::make_unique<CurlTransport>(curl),
-                                      options.retry);
+  auto origin = std::make_unique<HttpOrigin>(std::move(base),
+                                             std::make_unique<CurlTransport>(curl), options.retry);
+  origin->set_display_url(url);
+  return origin;
 }
 
 Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,

@@ -1,5 +1,5 @@
-// S3Origin: a dataset's shards in an S3 bucket (or an S3-compatible store), read as HttpOrigin
-// reads a web server's, with each request signed (SigV4, by libcurl) with the user's
+// NewS3Origin: a dataset's shards in an S3 bucket (or an S3-compatible store), as an HttpOrigin
+// that reads them as it reads a web server's, with each request signed (SigV4, by libcurl) with the user's
 // credentials. The URL is "s3://BUCKET/PATH"; the endpoint, region and credentials come from
 // the options and the AWS settings (aws_config.h); addressing as s3_location.h says.
 //

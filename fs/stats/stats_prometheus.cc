@@ -148,10 +148,13 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
                                                           le.str() + "\""),
                d(below));
     }
+    // +Inf and the count from the buckets themselves (not `requests`, read at another moment):
+    // a histogram's buckets never exceed its count.
+    below += r.latency.back();
     w.Sample("mmfs_remote_request_seconds_bucket",
-             with("url=\"" + Escape(r.url) + "\",le=\"+Inf\""), d(r.requests));
+             with("url=\"" + Escape(r.url) + "\",le=\"+Inf\""), d(below));
     w.Sample("mmfs_remote_request_seconds_sum", url, static_cast<double>(r.latency_sum_us) / 1e6);
-    w.Sample("mmfs_remote_request_seconds_count", url, d(r.requests));
+    w.Sample("mmfs_remote_request_seconds_count", url, d(below));
   }
   const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)
   w.Single("mmfs_extent_reads_total", "counter",

@@ -94,6 +94,7 @@ class FakeTransport final : public HttpTransport {
     }
     out.status = 206;
     out.body = o.bytes.substr(r.range->first, r.range->second - r.range->first + 1);
+    out.range = std::make_pair(r.range->first, r.range->first + out.body.size() - 1);
     return out;
   }
   std::mutex mu;
@@ -245,6 +246,44 @@ TEST_F(HttpOriginFakeTest, ChecksEachShardWithOneRangedRequest) {
   fake->sent.clear();
   ASSERT_TRUE(origin->ReadSpan({0, 39}, 0, 8).ok());
   EXPECT_EQ(fake->sent[0].if_match, "\"xs-39.mdb\"");
+}
+
+TEST_F(HttpOriginFakeTest, BytesOfAnotherRangeAreNotServed) {
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+  HttpResponse shifted;  // the right length, the wrong place (a confused cache in between)
+  shifted.status = 206;
+  shifted.etag = "\"e0\"";
+  shifted.range = std::make_pair(uint64_t{64}, uint64_t{127});
+  shifted.body = ShardBytes(4096).substr(64, 64);
+  fake->failures.push_back(shifted);
+  auto read = origin->ReadSpan({0, 0}, 0, 64);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kIoError);
+  EXPECT_NE(read.status().message().find("holds bytes 64-127, asked for 0-63"), std::string::npos)
+      << read.status().ToString();
+  EXPECT_TRUE(origin->ReadSpan({0, 0}, 0, 64).ok());
+}
+
+TEST_F(HttpOriginFakeTest, AWeakETagIsNotPinned) {
+  fake->objects["http://h/ds.mmfs/shard-0.mdb"].etag = "W/\"weak\"";
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+  fake->sent.clear();
+  ASSERT_TRUE(origin->ReadSpan({0, 0}, 0, 64).ok());
+  EXPECT_EQ(fake->sent[0].if_match, "");  // If-Match would never match a weak ETag
+}
+
+TEST_F(HttpOriginFakeTest, AnS3ErrorSaysWhy) {
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+  HttpResponse denied;
+  denied.status = 403;
+  denied.error_body =
+      "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message>"
+      "</Error>";
+  fake->failures.push_back(denied);
+  auto read = origin->ReadSpan({0, 0}, 0, 64);
+  EXPECT_NE(read.status().message().find("HTTP 403 AccessDenied: Access Denied"),
+            std::string::npos)
+      << read.status().ToString();
 }
 
 TEST_F(HttpOriginFakeTest, AServerThatIgnoresRangesIsRefusedAtAdd) {

@@ -345,6 +345,9 @@ int RunMount(const MountArgs& in) {
       }
     });
   }
+  // The remote origin's kept-alive connections are closed before the fork: the parent exits
+  // after it, and closing what the daemon goes on using (a TLS shutdown) would break them.
+  if (dataset->remote_origin != nullptr) dataset->remote_origin->DropConnections();
   return ForkDaemon(
       args.mountpoint, [&] { SetUpLogging(args.log_file, true); },
       [&](const ReadinessReport& report) {

@@ -1,9 +1,14 @@
 #include "tools/mmfs/remote_dataset.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <chrono>
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -14,6 +19,7 @@
 #include "fs/format/local_dataset.h"
 #include "fs/format/manifest.h"
 #include "fs/format/view_manifest.h"
+#include "fs/format/view_set.h"
 #include "fs/origin/aws_config.h"
 #include "fs/origin/s3_origin.h"
 
@@ -77,10 +83,13 @@ Result<IndexRef> ParseIndexRef(const std::string& text, const std::string& name)
 // Fetches PREFIX + "manifest.json" and the index it names into `dir`: the index only when the
 // copy there does not match the fetched manifest, and checked against it; the manifest last,
 // so that a copy whose manifest is there has the index it describes.
+// `*manifest_missing`: the server has no such manifest (NotFound is returned then).
 Status CopyIndexed(origin::HttpOrigin& remote, const std::string& prefix, const std::string& dir,
-                   const std::function<Result<IndexRef>(const std::string&)>& parse) {
-  MMFS_ASSIGN_OR_RETURN(std::string text,
-                        remote.FetchObject(prefix + format::kManifestFileName, kMaxManifestBytes));
+                   const std::function<Result<IndexRef>(const std::string&)>& parse,
+                   bool* manifest_missing) {
+  auto fetched = remote.FetchObject(prefix + format::kManifestFileName, kMaxManifestBytes);
+  *manifest_missing = fetched.status().code() == StatusCode::kNotFound;
+  MMFS_ASSIGN_OR_RETURN(std::string text, std::move(fetched));
   MMFS_ASSIGN_OR_RETURN(IndexRef ref, parse(text));
   const std::string index_path = dir + "/" + ref.file;
   auto cached = HashFile(index_path);
@@ -93,6 +102,29 @@ Status CopyIndexed(origin::HttpOrigin& remote, const std::string& prefix, const 
     MMFS_RETURN_IF_ERROR(WriteFileDurably(index_path, index));
   }
   return WriteFileDurably(dir + "/" + format::kManifestFileName, ref.manifest_text);
+}
+
+// Removes the manifest of every view copy in `views_fd` (the copy's views/) whose side is not in
+// `keep`, so that it is not a view any more. Only manifests the copy wrote, by their name in a
+// folder named as a view: nothing else is touched.
+void ForgetViewsBut(int views_fd, const std::vector<uint32_t>& keep) {
+  int fd = ::dup(views_fd);
+  if (fd < 0) return;
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return;
+  }
+  while (dirent* e = ::readdir(d)) {
+    uint32_t side = 0;
+    if (!format::ParseViewSide(e->d_name, &side)) continue;
+    if (std::find(keep.begin(), keep.end(), side) != keep.end()) continue;
+    const int side_fd = ::openat(views_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (side_fd < 0) continue;
+    ::unlinkat(side_fd, format::kManifestFileName, 0);
+    ::close(side_fd);
+  }
+  ::closedir(d);
 }
 
 }  // namespace
@@ -131,12 +163,21 @@ Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags&
   const std::string dir = root + "/remote/" + name;
   MMFS_ASSIGN_OR_RETURN(UniqueFd dir_fd, cache::OpenOwnSubdir(remote_fd.get(), name, dir));
 
+  // One refresh of the copy at a time; the lock goes with dir_fd, when the dataset is open.
+  while (::flock(dir_fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return Status::FromErrno(errno, dir + ": cannot lock it");
+  }
+
+  bool missing = false;
   MMFS_RETURN_IF_ERROR(CopyIndexed(*remote, "", dir, [&](const std::string& text) {
     return ParseIndexRef<format::Manifest>(text, base + "/manifest.json");
-  }));
-  if (!flags.views.empty()) {
+  }, &missing));
+  {
     MMFS_ASSIGN_OR_RETURN(UniqueFd views_fd, cache::OpenOwnSubdir(dir_fd.get(), "views",
                                                                   dir + "/views"));
+    // The copy holds the views asked for this time only: one copied by an earlier mount may
+    // be stale, and the dataset would serve every view it finds here.
+    ForgetViewsBut(views_fd.get(), flags.views);
     for (uint32_t side : flags.views) {
       const std::string place = "views/" + std::to_string(side);
       MMFS_ASSIGN_OR_RETURN(UniqueFd side_fd, cache::OpenOwnSubdir(views_fd.get(),
@@ -145,19 +186,16 @@ Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags&
       Status copied = CopyIndexed(*remote, place + "/", dir + "/" + place,
                                   [&](const std::string& text) {
         return ParseIndexRef<format::ViewManifest>(text, base + "/" + place + "/manifest.json");
-      });
-      // A view the server does not have is left for the mount to name ("no such view"); a copy
-      // of it from an earlier mount goes (its manifest: the copy is then not a view).
-      if (copied.code() == StatusCode::kNotFound) {
-        ::unlinkat(side_fd.get(), format::kManifestFileName, 0);
-        continue;
-      }
+      }, &missing);
+      // A view the server does not have is left for the mount to name ("no such view").
+      if (missing) continue;
       MMFS_RETURN_IF_ERROR(copied);
     }
   }
 
   MMFS_ASSIGN_OR_RETURN(out.dataset, format::Dataset::Open(dir));
   MMFS_RETURN_IF_ERROR(remote->AddTree(origin::kDatasetTree, out.dataset->ShardTree()));
+  out.remote_origin = remote.get();
   out.origin = std::move(remote);
   out.remote = true;
   out.local_dir = dir;

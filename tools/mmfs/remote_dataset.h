@@ -6,12 +6,15 @@
 // for root; walked and created as cache/cache_dir.h does, then remote/<hash of the URL>/),
 // checked against the manifest's checksum, and kept: on the next open, an index whose checksum
 // still matches the freshly fetched manifest is not fetched again. The same for the views asked
-// for (RemoteFlags::views): views/N/manifest.json and its index into the copy's views/N/. format::Dataset then opens
-// the local copy, and the remote origin (HttpOrigin, S3Origin) serves the shards, checked as
-// they are added (size, magic, ETag pinned).
+// for (RemoteFlags::views): views/N/manifest.json and its index into the copy's views/N/; a view
+// copied earlier but not asked for now loses its manifest (it may be stale). format::Dataset
+// then opens the local copy, and the remote origin (an HttpOrigin; signed for S3 by
+// NewS3Origin) serves the shards, checked as they are added (size, magic, ETag pinned).
 //
 // Ownership: the caller owns what is returned.
-// Thread-safety: a reentrant function (not two opens of one URL's cache at once).
+// Thread-safety: a reentrant function. Two processes opening one URL's copy at once (a mount
+// and `mmfs info`) take turns: the copy's directory is locked (flock) while it is refreshed and
+// opened.
 #pragma once
 
 #include <memory>
@@ -20,6 +23,7 @@
 
 #include "base/status.h"
 #include "fs/format/dataset.h"
+#include "fs/origin/http_origin.h"
 #include "fs/origin/origin.h"
 
 namespace mmfs::cli {
@@ -36,6 +40,7 @@ struct RemoteFlags {
 struct OpenedDataset {
   std::unique_ptr<format::Dataset> dataset;
   std::unique_ptr<origin::Origin> origin;  // the dataset's shards as kDatasetTree
+  origin::HttpOrigin* remote_origin = nullptr;  // `origin`, when it is remote
   bool remote = false;
   // Where the index and the manifest are: the dataset's directory, or the copy of a remote one.
   std::string local_dir;
