@@ -74,6 +74,7 @@ cache/ssd_tier.cc|PreadFull|2|the SSD tier's own cache files
 tools/gen/gen_dataset.cc|fopen|1|writes generated source images
 tools/mmfs/cmd_inspect.cc|HashFile|1|mmfs verify: the index's checksum (the shards are hashed through the origin)
 tools/mmfs/remote_dataset.cc|HashFile|1|a URL's local copy: the cached index's checksum (the shards are remote)
+tools/mmfs/remote_dataset.cc|open|1|a URL's local copy: a stale view's folder, to remove its manifest (no shard)
 tools/mmfs/cmd_warmup.cc|OpenFile|1|the mount's control FIFO
 tools/mmfs/cmd_warmup.cc|open|1|files on the mount, to drop their page cache (mmfs warmup evict)
 tools/mmfs/cmd_warmup.cc|fadvise|1|files on the mount, to drop their page cache (mmfs warmup evict)
