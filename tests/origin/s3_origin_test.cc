@@ -56,6 +56,12 @@ TEST(S3LocationTest, AddressesPathStyleOrVirtualHosted) {
             "https://s3.eu-west-1.amazonaws.com/b.dots/ds");
   EXPECT_EQ(*S3BaseUrl(l, "", "us-east-1", S3Addressing::kPathStyle),
             "https://s3.us-east-1.amazonaws.com/bkt/p/ds.mmfs");
+  // A key is percent-encoded step by step; an endpoint carrying credentials is refused.
+  EXPECT_EQ(*S3BaseUrl({"bkt", "my sets/ds+1%"}, "http://h:9", "r", S3Addressing::kAuto),
+            "http://h:9/bkt/my%20sets/ds%2B1%25");
+  auto userinfo = S3BaseUrl(l, "https://user:secret@h", "r", S3Addressing::kAuto);
+  EXPECT_EQ(userinfo.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(userinfo.status().message().find("secret"), std::string::npos);
   EXPECT_FALSE(S3BaseUrl(l, "ftp://h", "r", S3Addressing::kAuto).ok());
   EXPECT_FALSE(S3BaseUrl(l, "http://", "r", S3Addressing::kAuto).ok());
   EXPECT_FALSE(S3BaseUrl(l, "http://h/base", "r", S3Addressing::kVirtualHosted).ok());
