@@ -219,23 +219,14 @@ class Snapshot:
                 "wall_seconds": wall}
 
 
-class Peer:
+class Peer(bench.Peer):
     """A dataset root as a reader sees it; start() gives a fresh (cold) mount."""
     group = None  # the proxy group it reads through, if remote
     subset = False  # reads the --slow-subset list
 
     def __init__(self, name, root):
+        super().__init__(work=None)
         self.name, self.root = name, root
-        self.mount_seconds = None
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-    def daemon_pid(self):
-        return None
 
     def cold_start(self):
         self.stop()
