@@ -308,19 +308,26 @@ int RunMount(const MountArgs& in) {
     PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
     return 1;
   }
-  if (args.view != 0) {
+  if (args.view != 0 && dataset->remote) {
+    // The copy holds the view's manifest if the server has the view (OpenDatasetAt); its shards
+    // are checked by the daemon only (a second origin would ask the server twice), whose
+    // readiness report carries a failure to the user all the same.
+    const std::string copy = format::ViewDir(dataset->local_dir, args.view) + "/manifest.json";
+    if (::access(copy.c_str(), F_OK) != 0) {
+      PrintError("cannot mount " + args.dataset + " --view " + std::to_string(args.view) +
+                 ": the server has no such view (no views/" + std::to_string(args.view) +
+                 "/manifest.json there; build it with 'mmfs view add' on the packed dataset and "
+                 "upload its views/ folder)");
+      return 1;
+    }
+    opts.fs.root_view = args.view;
+  } else if (args.view != 0) {
     // Checked here, before forking, so that the user sees why: the daemon would otherwise serve
     // the original tree. The views' shards are checked in an origin of their own, closed after
-    // the check: the daemon's adds them again (Filesystem). A remote view's shards are checked
-    // by the daemon only (a second origin would ask the server twice); its readiness report
-    // carries a failure to the user all the same.
+    // the check: the daemon's adds them again (Filesystem).
     origin::LocalFileOrigin check(dataset->dataset->dir());
     format::ViewSet views = format::ViewSet::Open(*dataset->dataset, check);
-    const bool fetched =
-        dataset->remote &&
-        ::access((format::ViewDir(dataset->local_dir, args.view) + "/manifest.json").c_str(),
-                 F_OK) == 0;
-    if (views.Find(args.view) == nullptr && !fetched) {
+    if (views.Find(args.view) == nullptr) {
       std::string have;
       for (const auto& v : views.views()) have += (have.empty() ? "" : ", ") + std::to_string(v->side());
       for (const Status& p : views.problems()) PrintError("warning: " + p.message());
