@@ -23,7 +23,7 @@ struct FilesystemOptions {
   // fs/origin/local_file_origin.h).
   bool direct_reads = true;
   // Lock the index's pages in memory once read (format::Dataset::LockIndex): an evicted index
-  // page is a disk read inside a lookup. The mount turns it on with --memory, whose plan
+  // page is a disk read inside a lookup. The mount turns it on in shared-limit mode, whose plan
   // reserves the index; locked pages are not given back after a listing (ReleaseChildren).
   bool lock_index = false;
   // Readahead: a miss loads the file's whole sample (k.jpg brings k.txt, k.json) in one read and

@@ -52,7 +52,7 @@ struct FuseOpsConfig {
   fuse_session* session = nullptr;
   PagePusher* pusher = nullptr;
   // Hold once: a file the RAM tier holds leaves the page cache after its last READ (see
-  // page_cache_dropper.h). Off unless the mount asks (mmfs mount: with --memory): with memory to
+  // page_cache_dropper.h). Off unless the mount asks (mmfs mount: in shared-limit mode): with memory to
   // spare the kernel's copy is what makes warm reads free. The server makes the dropper.
   bool hold_once = false;
   PageCacheDropper* dropper = nullptr;

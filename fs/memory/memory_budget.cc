@@ -244,9 +244,15 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
   const uint64_t left = b.limit_bytes > b.in_use_bytes ? b.limit_bytes - b.in_use_bytes : 0;
   // What the buffers scale with: the memory given, else the limit.
   uint64_t scale = b.limit_bytes;
-  if (request.memory_bytes) {
-    b.requested_memory_bytes = *request.memory_bytes;
-    b.memory_bytes = std::max<uint64_t>(1, std::min(*request.memory_bytes, left));
+  // Shared-limit mode: --memory, or by default under a memory cgroup's limit (a container, a
+  // unit's MemoryMax=) where the loader and the page cache live in the same limit as the
+  // daemon. A --ram-cache alone keeps the old way (a tier of that size beside the page cache).
+  const bool shared_by_default = !request.memory_bytes && !request.ram_cache_bytes &&
+                                 b.limit_source != LimitSource::kPhysical;
+  if (request.memory_bytes || shared_by_default) {
+    b.memory_given = request.memory_bytes.has_value();
+    b.requested_memory_bytes = request.memory_bytes.value_or(left);
+    b.memory_bytes = std::max<uint64_t>(1, std::min(b.requested_memory_bytes, left));
     scale = b.memory_bytes;
     b.page_cache_bytes =
         std::clamp<uint64_t>(scale / 8, kMinPageCacheBytes, kMaxPageCacheBytes);
@@ -260,7 +266,7 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
                      (request.ssd_tier ? kQueueBytes : 0) +
                      (request.cluster_tier ? kQueueBytes : 0);
   uint64_t room;
-  if (b.explicit_memory()) {
+  if (b.shared_limit()) {
     // The RAM tier gets what the daemon and the page-cache share leave of the memory given.
     const uint64_t taken = b.reserved_bytes + b.page_cache_bytes;
     room = b.memory_bytes > taken ? b.memory_bytes - taken : 0;
@@ -273,7 +279,7 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
     b.requested_ram_bytes = *request.ram_cache_bytes;
     b.clamped = b.requested_ram_bytes > room;
     b.ram_cache_bytes = std::min(b.requested_ram_bytes, room);
-  } else if (b.explicit_memory()) {
+  } else if (b.shared_limit()) {
     b.clamped = b.requested_memory_bytes > b.memory_bytes;
     b.ram_cache_bytes = room;
   } else {
@@ -291,7 +297,15 @@ std::string MemoryBudget::Explain() const {
                            ? ""
                            : " (" + cgroup_dir + ")");
   std::string why;
-  if (explicit_memory() && !explicit_ram) {
+  if (shared_limit() && !memory_given) {
+    why = "the ";
+    why += LimitSourceName(limit_source);
+    why += " limit is shared with the processes in it: what they left at mount, ";
+    why += FormatBytes(memory_bytes);
+    why += ", less the daemon's needs and a page-cache share of ";
+    why += FormatBytes(page_cache_bytes);
+    why += "; it gives way as they grow (--memory to set it)";
+  } else if (shared_limit() && !explicit_ram) {
     why = "--memory ";
     why += FormatBytes(memory_bytes);
     why += " less the daemon's needs and a page-cache share of ";
@@ -313,7 +327,7 @@ std::string MemoryBudget::Explain() const {
                     " besides its RAM tier (prefetch " + FormatBytes(prefetch_bytes) +
                     ", read buffer " + FormatBytes(read_buffer_bytes) + "), others use " +
                     FormatBytes(in_use_bytes);
-  if (explicit_memory()) {
+  if (shared_limit()) {
     out += "; left to the kernel for the mount's page cache: ";
     out += FormatBytes(page_cache_bytes);
   }
@@ -321,7 +335,13 @@ std::string MemoryBudget::Explain() const {
 }
 
 std::string MemoryBudget::Warning() const {
-  if (explicit_memory() && !explicit_ram && ram_cache_bytes == 0) {
+  if (shared_limit() && !memory_given && ram_cache_bytes == 0) {
+    return "the " + FormatBytes(limit_bytes) + " " + LimitSourceName(limit_source) +
+           " limit leaves no room for a RAM tier: others use " + FormatBytes(in_use_bytes) +
+           ", the daemon needs " + FormatBytes(reserved_bytes) + " and the page cache's share is " +
+           FormatBytes(page_cache_bytes) + "; reading without a RAM tier";
+  }
+  if (shared_limit() && !explicit_ram && ram_cache_bytes == 0) {
     // Mounting still works (every read goes to the origin), but nobody asks for that this way.
     std::string w = "--memory ";
     w += FormatBytes(requested_memory_bytes);
@@ -338,7 +358,7 @@ std::string MemoryBudget::Warning() const {
     return w;
   }
   if (!clamped) return "";
-  if (explicit_memory() && !explicit_ram) {
+  if (shared_limit() && !explicit_ram) {
     std::string w = "--memory ";
     w += FormatBytes(requested_memory_bytes);
     w += " does not fit: the memory limit is ";

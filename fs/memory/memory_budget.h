@@ -14,14 +14,19 @@
 //   and what others in the same limit already use, and sizes the RAM tier in what is left: by
 //   default 1/8 of the limit (64 MiB to 8 GiB) but at most half of what is left; an explicit
 //   --ram-cache larger than what is left is clamped, and the budget says so.
-// - With --memory (BudgetRequest::memory_bytes) the mount is given the memory it may use in all,
-//   page cache included (for a loader and a mount that share one container's limit): the plan
+// - Shared-limit mode: with --memory (BudgetRequest::memory_bytes), or by default when the limit
+//   is a memory cgroup's (a container, a systemd unit's MemoryMax=, a Kubernetes pod) and neither
+//   --memory nor --ram-cache is given, the mount is given the memory it may use in all, page
+//   cache included (for a loader and a mount that share one limit); by default that is what
+//   others left of the limit at mount. The plan
 //   splits it between the daemon's own needs, the prefetch and read buffers, a share left to the
 //   kernel for the mount's page cache (pushed files waiting for their reader, files the RAM tier
 //   does not hold, READs in flight) and the RAM tier, which gets the rest. The governor then
 //   keeps the cgroup's unreclaimable memory (neither page cache nor reclaimable kernel objects)
 //   within the limit less that page-cache share, instead of 80% of the limit: in a container
-//   the loader shares the limit, and the page cache is what gives way.
+//   the loader shares the limit, and the page cache is what gives way. As the loader grows
+//   (workers fork, batches pile up) the governor gives way to it; nothing is computed by hand.
+//   Outside any cgroup limit the default stays a modest RAM tier beside the page cache.
 // - SampleMemory and AssessPressure read and judge the pressure signals (the working set against
 //   the limit, limit hits, OOM kills, PSI where the cgroup has it), for fs/memory/memory_governor.
 //
@@ -99,6 +104,7 @@ uint64_t ProcessResidentBytes();
 
 struct BudgetRequest {
   std::optional<uint64_t> memory_bytes;     // --memory: all the mount may use; nullopt: derived
+                                            // (shared-limit mode under a cgroup limit)
   std::optional<uint64_t> ram_cache_bytes;  // --ram-cache; nullopt: the default
   uint64_t index_bytes = 0;                 // the mapped index file
   unsigned threads = 16;                    // FUSE worker threads at most
@@ -116,13 +122,15 @@ struct MemoryBudget {
   uint64_t ram_cache_bytes = 0;
   uint64_t prefetch_bytes = 0;
   uint64_t read_buffer_bytes = 0;
-  // With --memory: the memory given (clamped to what is left under the limit) and the share of
-  // it left to the kernel for the mount's page cache. 0 without --memory.
+  // Shared-limit mode: the memory the mount may use in all (--memory, or by default what others
+  // left of a cgroup limit at mount; clamped to what is left) and the share of it left to the
+  // kernel for the mount's page cache. 0 in the other modes.
   uint64_t memory_bytes = 0;
   uint64_t requested_memory_bytes = 0;
   uint64_t page_cache_bytes = 0;
-  bool explicit_memory() const { return memory_bytes > 0; }
-  // With --memory: the most unreclaimable memory the limit may hold, the limit less the
+  bool memory_given = false;  // --memory was given (else shared-limit mode is the default's)
+  bool shared_limit() const { return memory_bytes > 0; }
+  // Shared-limit mode: the most unreclaimable memory the limit may hold, the limit less the
   // page-cache share (the governor's target; stats show it beside what it judges).
   uint64_t held_limit_bytes() const {
     return limit_bytes > page_cache_bytes ? limit_bytes - page_cache_bytes : 0;
@@ -130,9 +138,11 @@ struct MemoryBudget {
   bool explicit_ram = false;        // --ram-cache given
   uint64_t requested_ram_bytes = 0; // what --ram-cache asked for
   bool clamped = false;             // it did not fit and was lowered
-  // "memory" with --memory, "explicit" when --ram-cache was given, else the limit's source.
+  // "memory" with --memory, "shared" in the default shared-limit mode, "explicit" when
+  // --ram-cache was given, else the limit's source.
   const char* source() const {
-    return explicit_memory() ? "memory" : explicit_ram ? "explicit" : LimitSourceName(limit_source);
+    if (shared_limit()) return memory_given ? "memory" : "shared";
+    return explicit_ram ? "explicit" : LimitSourceName(limit_source);
   }
   // One line for people: the budget and why ("RAM tier 64 MiB (1/8 of the cgroup v1 limit ...").
   std::string Explain() const;
@@ -146,7 +156,7 @@ struct MemoryBudget {
 // 10 MiB resident with the caches empty, about 23 MiB beyond the RAM tier's bytes under three
 // shuffled epochs with 16 threads; these leave a margin over that.
 inline constexpr uint64_t kBaseBytes = 16ull << 20;
-// With --memory, the page-cache share: an eighth of the memory, 16 MiB to 512 MiB.
+// In shared-limit mode, the page-cache share: an eighth of the memory, 16 MiB to 512 MiB.
 inline constexpr uint64_t kMinPageCacheBytes = 16ull << 20;
 inline constexpr uint64_t kMaxPageCacheBytes = 512ull << 20;
 inline constexpr uint64_t kPerThreadBytes = 512ull << 10;

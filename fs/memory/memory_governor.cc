@@ -43,16 +43,16 @@ void MemoryGovernor::Step(const MemorySample& sample) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const MemorySample& prev = have_prev_ ? counters_.last : sample;
-    level = plan_.explicit_memory() ? AssessWithin(prev, sample)
+    level = plan_.shared_limit() ? AssessWithin(prev, sample)
                                     : AssessPressure(limit, prev, sample);
     before = t = counters_.targets;
   }
   const uint64_t used = hooks_.ram_used ? hooks_.ram_used() : 0;
-  // With --memory the page cache is what gives way: what reclaim cannot take back must stay
+  // In shared-limit mode the page cache is what gives way: what reclaim cannot take back must stay
   // below the limit less the page-cache share (WithinRoom). Otherwise the working set below 80%
   // of the limit.
   uint64_t over = 0, headroom = 0;
-  if (plan_.explicit_memory()) {
+  if (plan_.shared_limit()) {
     const Room room = WithinRoom(sample);
     over = room.over;
     headroom = room.headroom;
@@ -69,10 +69,10 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
   } else if (over > 0 || level == Pressure::kHigh) {
     // Give back the excess over the target (at least an eighth: high PSI below the target).
-    // With --memory just the excess: every byte evicted is a miss next epoch, and the target
+    // In shared-limit mode just the excess: every byte evicted is a miss next epoch, and the target
     // already keeps the page-cache share free.
     const uint64_t excess =
-        plan_.explicit_memory() && over > 0 ? over : std::max(over, used / 8);
+        plan_.shared_limit() && over > 0 ? over : std::max(over, used / 8);
     t.ram_cache_bytes = std::min(t.ram_cache_bytes, used > excess ? used - excess : 0);
     t.prefetch_bytes = halve(t.prefetch_bytes);
     t.read_buffer_bytes = halve(t.read_buffer_bytes);
@@ -80,15 +80,15 @@ void MemoryGovernor::Step(const MemorySample& sample) {
     // Grow by no more than the headroom, and no more than a step of the limit per sample: what
     // others allocate between two samples (a reader's batch) then finds room.
     const uint64_t step = std::max<uint64_t>(limit / kGrowthStepDivisor, 1);
-    // With --memory the headroom is measured to the limit less the page-cache share, which is
+    // In shared-limit mode the headroom is measured to the limit less the page-cache share, which is
     // what absorbs others' allocations between two samples: no step. (A step also starved the
     // tier of files larger than a sixteenth of it: used + step stayed below what one shard
     // needs to admit one, so the tier never held anything and never grew.)
     // Growing back right up to the target after a shrink churned the tier (a loader's workers
     // hovering at the target: 114 shrinks in three epochs, each evicting files that then
-    // missed): with --memory it grows only to half the page-cache share below the target.
+    // missed): in shared-limit mode it grows only to half the page-cache share below the target.
     const uint64_t band = plan_.page_cache_bytes / 2;
-    const uint64_t grow = plan_.explicit_memory() ? (headroom > band ? headroom - band : 0)
+    const uint64_t grow = plan_.shared_limit() ? (headroom > band ? headroom - band : 0)
                                                   : std::min(headroom, step);
     t.ram_cache_bytes = std::min(plan_.ram_cache_bytes, used + grow);
     if (level == Pressure::kLow) {

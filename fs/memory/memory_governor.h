@@ -15,8 +15,9 @@
 //   the pressure is low again;
 // - the push is off unless pressure is low: pushed pages are page cache charged to the daemon.
 //
-// With --memory (MemoryBudget::explicit_memory) the mount shares its limit with others (the
-// loader in a container) and the page cache is what gives way: the level and the headroom are
+// In shared-limit mode (MemoryBudget::shared_limit: --memory, or the default under a memory
+// cgroup's limit) the mount shares its limit with others (the loader in a container) and the
+// page cache is what gives way: the level and the headroom are
 // judged on unreclaimable memory (neither page cache nor the reclaimable kernel objects, the
 // dentries and inodes of the files read) against the limit less the plan's page-cache share,
 // and on all memory but page cache against the limit less a quarter of that share (the excess
@@ -89,7 +90,7 @@ class MemoryGovernor {
   static constexpr uint64_t kMinBufferBytes = 1ull << 20;
 
  private:
-  // With --memory: the most memory other than page cache (kernel objects included) the cgroup
+  // Shared-limit mode: the most memory other than page cache (kernel objects included) the cgroup
   // may hold, the limit less a quarter of the page-cache share: a second ceiling in case the
   // kernel objects counted as reclaimable are not (on cgroup v1 they are an estimate).
   uint64_t KernelCeiling() const;
@@ -99,7 +100,7 @@ class MemoryGovernor {
     uint64_t headroom = 0;
   };
   Room WithinRoom(const MemorySample& s) const;
-  // With --memory: the level a sample means against the plan's held limit and KernelCeiling.
+  // Shared-limit mode: the level a sample means against the plan's held limit and KernelCeiling.
   Pressure AssessWithin(const MemorySample& prev, const MemorySample& cur) const;
 
   const MemoryLimit limit_;

@@ -125,12 +125,12 @@ Result<cache::Blob> MissLoader::LoadOriginal(const TreeFile& f, std::vector<form
       buffer.PutMember(m.index, std::move(blob));
     }
   };
-  Result<cache::Blob> wanted =
-      origin_.LoadSample(f.entry, extent.empty() ? base : extent.files, found);
+  Result<cache::Blob> wanted = origin_.LoadSample(
+      f.entry, extent.empty() ? base : extent.files, found, {first_member, last_member});
   if (!wanted.ok() && !extent.empty() && wanted.status().code() == StatusCode::kIoError) {
     // A bad spot anywhere in the extent must not cost this sample its read: read it alone.
     extents_.Abandon(extent);
-    wanted = origin_.LoadSample(f.entry, base, found);
+    wanted = origin_.LoadSample(f.entry, base, found, {first_member, last_member});
   }
   return wanted;
 }

@@ -58,7 +58,7 @@ Status OriginReader::CountError(const Status& s) {
 
 Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
                                              const std::vector<format::Entry>& members,
-                                             const Found& other) {
+                                             const Found& other, MemberRange sample) {
   // The span covering every member, whatever their order (an extent's files need not be back
   // to back, and two entries may share bytes).
   if (members.empty()) return Status::InvalidArgument("a sample read with no files");
@@ -70,6 +70,15 @@ Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
   const uint64_t span = end - start;
   auto raw = ReadSpan({origin::kDatasetTree, e.record.shard}, start, span, ReadCause::kDemand);
   if (!raw.ok()) return CountError(raw.status());
+  // What the read brought beside e: its sample's members and, from an extent, neighbours.
+  uint64_t member_bytes = 0;
+  for (const format::Entry& m : members) {
+    if (m.index != e.index && sample.Contains(m.index)) member_bytes += m.size();
+  }
+  member_bytes = std::min(member_bytes, span - std::min<uint64_t>(span, e.size()));
+  member_bytes_.fetch_add(member_bytes, std::memory_order_relaxed);
+  neighbour_bytes_.fetch_add(span - std::min<uint64_t>(span, e.size()) - member_bytes,
+                             std::memory_order_relaxed);
   cache::Blob wanted;
   for (const format::Entry& m : members) {
     std::string_view bytes(raw->data() + (m.record.data_offset - start), m.size());
@@ -142,6 +151,8 @@ void OriginReader::Report(OriginStats* out) const {
   const CauseCounters warm = Counters(ReadCause::kWarmup);
   out->demand_reads = demand.reads;
   out->demand_bytes = demand.bytes;
+  out->member_bytes = member_bytes_.load(std::memory_order_relaxed);
+  out->neighbour_bytes = neighbour_bytes_.load(std::memory_order_relaxed);
   out->prefetch_reads = prefetch.reads;
   out->prefetch_bytes = prefetch.bytes;
   out->warmup_reads = warm.reads;

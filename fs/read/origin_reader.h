@@ -68,6 +68,12 @@ struct CauseCounters {
   uint64_t bytes = 0;
 };
 
+// The index range of a sample's own members; an extent's files outside it are neighbours.
+struct MemberRange {
+  uint64_t first = 0, last = UINT64_MAX;
+  bool Contains(uint64_t index) const { return index >= first && index <= last; }
+};
+
 struct OriginReaderOptions {
   uint64_t read_buffer_bytes = 64ull << 20;
 };
@@ -83,9 +89,11 @@ class OriginReader {
   // Reads `members` (a sample's, or an extent's files: one shard, e among them) in one
   // demand read of the span covering them all and returns e's bytes, checked;
   // `other` receives each other member whose bytes pass their check (a damaged one is left for
-  // its own read to report). Errors are counted (CountError).
+  // its own read to report). Errors are counted (CountError). The span's bytes are counted as
+  // e's, the sample members' (files in `sample`) and the neighbours' (the rest, padding
+  // included).
   Result<cache::Blob> LoadSample(const format::Entry& e, const std::vector<format::Entry>& members,
-                                 const Found& other);
+                                 const Found& other, MemberRange sample = {});
   // Reads `entries` with neighbours coalesced into reads of at most 8 MiB; calls `found` with each
   // file whose bytes pass their check. Failures are not errors of any reader: not counted in
   // Metrics (the files' own reads report them); the caller sees them as files never found.
@@ -123,6 +131,9 @@ class OriginReader {
     std::atomic<uint64_t> bytes{0};
   };
   std::array<AtomicCause, static_cast<size_t>(ReadCause::kCount)> causes_;
+  // Of the demand bytes: the other members of the asked file's sample, and an extent's
+  // neighbours (other samples' files and the padding between them), read with it.
+  std::atomic<uint64_t> member_bytes_{0}, neighbour_bytes_{0};
   cache::RefetchTracker refetch_;
   OriginCostModel cost_;
   cache::ReadBuffer read_buffer_;

@@ -51,6 +51,14 @@ struct OriginStats {
   // Shard reads by cause. The JSON's origin.reads/bytes are demand + warm-up (all reads that are
   // not readahead); readahead.reads/bytes are the prefetch reads.
   uint64_t demand_reads = 0, demand_bytes = 0;
+  // Of demand_bytes, what came with the file asked for: the other members of its sample, and
+  // an extent's neighbours (other samples' files, and the padding between files). The rest is
+  // the asked files' own bytes.
+  uint64_t member_bytes = 0, neighbour_bytes = 0;
+  uint64_t asked_bytes() const {
+    const uint64_t with = member_bytes + neighbour_bytes;
+    return demand_bytes > with ? demand_bytes - with : 0;
+  }
   uint64_t prefetch_reads = 0, prefetch_bytes = 0;
   uint64_t warmup_reads = 0, warmup_bytes = 0;
   uint64_t errors = 0;     // failed loads (TieredCache's count)

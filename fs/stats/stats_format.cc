@@ -77,6 +77,7 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                  {"read_buffer_bytes", b.read_buffer_bytes},
                  {"memory_bytes", b.memory_bytes},
                  {"requested_memory_bytes", b.requested_memory_bytes},
+                 {"memory_given", b.memory_given},
                  {"page_cache_bytes", b.page_cache_bytes},
                  {"explanation", b.Explain()}};
   const GovernorCounters& c = m.governor;
@@ -199,7 +200,12 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
           {"extent_bytes", o.cost.extent_bytes},
           {"reads", o.cost.reads}}},
         {"by_cause",
-         {{"demand", {{"reads", o.demand_reads}, {"bytes", o.demand_bytes}}},
+         {{"demand",
+           {{"reads", o.demand_reads},
+            {"bytes", o.demand_bytes},
+            {"asked_bytes", o.asked_bytes()},
+            {"member_bytes", o.member_bytes},
+            {"neighbour_bytes", o.neighbour_bytes}}},
           {"prefetch", {{"reads", o.prefetch_reads}, {"bytes", o.prefetch_bytes}}},
           {"warmup", {{"reads", o.warmup_reads}, {"bytes", o.warmup_bytes}}}}},
         {"remote", RemoteJson(o.remote)},

@@ -118,6 +118,9 @@ MemoryStats MemoryFromJson(const json& j) {
   Read(b, "read_buffer_bytes", &plan.read_buffer_bytes);
   Read(b, "memory_bytes", &plan.memory_bytes);
   Read(b, "requested_memory_bytes", &plan.requested_memory_bytes);
+  // Before shared-limit mode was the default under a cgroup, only --memory led to it.
+  plan.memory_given = source == "memory";
+  Read(b, "memory_given", &plan.memory_given);
   Read(b, "page_cache_bytes", &plan.page_cache_bytes);
   // "explicit" is a --ram-cache without --memory; with --memory, a --ram-cache shows as the
   // size it asked for (set only when given).
@@ -189,6 +192,8 @@ void OriginFromJson(const json& o, OriginStats* out) {
   const json& by = Part(o, "by_cause");
   Read(Part(by, "demand"), "reads", &out->demand_reads);
   Read(Part(by, "demand"), "bytes", &out->demand_bytes);
+  Read(Part(by, "demand"), "member_bytes", &out->member_bytes);
+  Read(Part(by, "demand"), "neighbour_bytes", &out->neighbour_bytes);
   Read(Part(by, "prefetch"), "reads", &out->prefetch_reads);
   Read(Part(by, "prefetch"), "bytes", &out->prefetch_bytes);
   Read(Part(by, "warmup"), "reads", &out->warmup_reads);

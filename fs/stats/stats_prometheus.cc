@@ -114,6 +114,18 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(o.demand_reads + o.warmup_reads));
   w.Single("mmfs_origin_bytes_total", "counter", "Bytes read from the shards for cache misses.",
            ds, d(o.demand_bytes + o.warmup_bytes));
+  w.Family("mmfs_origin_cause_bytes_total", "counter",
+           "Bytes read from the shards by cause: the files asked for, their samples' other "
+           "members, an extent's neighbours, readahead, warm-up.");
+  const std::pair<const char*, uint64_t> causes[] = {{"asked", o.asked_bytes()},
+                                                     {"members", o.member_bytes},
+                                                     {"neighbours", o.neighbour_bytes},
+                                                     {"readahead", o.prefetch_bytes},
+                                                     {"warmup", o.warmup_bytes}};
+  for (const auto& [cause, bytes] : causes) {
+    w.Sample("mmfs_origin_cause_bytes_total", with(std::string("cause=\"") + cause + "\""),
+             d(bytes));
+  }
   w.Single("mmfs_origin_errors_total", "counter", "Shard reads that failed.", ds, d(o.errors));
   w.Single("mmfs_origin_reread_bytes_total", "counter",
            "Bytes fetched from the shards again before their previous fetch reached a reader.", ds,
@@ -203,7 +215,7 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              d(g.last.working_bytes()));
     w.Single("mmfs_memory_unreclaimable_bytes", "gauge",
              "Memory reclaim cannot take back (no page cache, no reclaimable kernel objects); "
-             "what the governor judges with --memory.",
+             "what the governor judges in shared-limit mode.",
              ds, d(g.last.unreclaimable_bytes()));
     w.Single("mmfs_memory_kernel_reclaimable_bytes", "gauge",
              "Reclaimable kernel objects under the limit (dentries, inodes; on cgroup v1 all "

@@ -175,19 +175,23 @@ MemoryLimit CgroupLimit(uint64_t bytes, int version = 1) {
   return l;
 }
 
+MemoryLimit HostLimit(uint64_t bytes) {
+  MemoryLimit l;
+  l.physical_bytes = bytes;
+  return l;
+}
+
 TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   // The host alone: 1/8 of physical memory as before, full-size buffers.
-  MemoryLimit host;
-  host.physical_bytes = 24 * kGiB;
-  MemoryBudget b = PlanMemoryBudget(host, {});
+  MemoryBudget b = PlanMemoryBudget(HostLimit(24 * kGiB), {});
   EXPECT_EQ(b.ram_cache_bytes, 3 * kGiB);
   EXPECT_EQ(b.prefetch_bytes, 64 * kMiB);
   EXPECT_STREQ(b.source(), "physical");
+  EXPECT_FALSE(b.shared_limit());
   EXPECT_FALSE(b.clamped);
-  // A 512 MiB cgroup: 1/8 of it is below the 64 MiB floor; the buffers shrink to 1/16.
-  b = PlanMemoryBudget(CgroupLimit(512 * kMiB), {});
+  // A 512 MiB host: 1/8 of it is below the 64 MiB floor; the buffers shrink to 1/16.
+  b = PlanMemoryBudget(HostLimit(512 * kMiB), {});
   EXPECT_EQ(b.limit_bytes, 512 * kMiB);
-  EXPECT_STREQ(b.source(), "cgroup v1");
   EXPECT_EQ(b.prefetch_bytes, 32 * kMiB);
   EXPECT_EQ(b.read_buffer_bytes, 32 * kMiB);
   EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
@@ -195,14 +199,56 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   // A small one: at most half of what is left after the reserve.
   BudgetRequest r;
   r.in_use_bytes = 20 * kMiB;
-  b = PlanMemoryBudget(CgroupLimit(160 * kMiB, 2), r);
-  EXPECT_STREQ(b.source(), "cgroup v2");
+  b = PlanMemoryBudget(HostLimit(160 * kMiB), r);
   EXPECT_EQ(b.ram_cache_bytes, (160 * kMiB - b.reserved_bytes - 20 * kMiB) / 2);
   // One smaller than the reserve: no RAM tier at all, rather than an OOM kill.
-  b = PlanMemoryBudget(CgroupLimit(32 * kMiB), {});
+  b = PlanMemoryBudget(HostLimit(32 * kMiB), {});
   EXPECT_GE(b.reserved_bytes, 32 * kMiB);
   EXPECT_EQ(b.ram_cache_bytes, 0u);
+  EXPECT_NE(b.Explain().find("physical"), std::string::npos) << b.Explain();
+}
+
+// Under a memory cgroup's limit with no memory option, the loader, the daemon and the page
+// cache share one limit: the mount plans as if given --memory of what the others left.
+TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
+  BudgetRequest r;
+  r.in_use_bytes = 31 * kMiB;
+  r.index_bytes = 2 * kMiB;
+  MemoryBudget b = PlanMemoryBudget(CgroupLimit(831000000), r);
+  EXPECT_TRUE(b.shared_limit());
+  EXPECT_FALSE(b.memory_given);
+  EXPECT_STREQ(b.source(), "shared");
+  EXPECT_EQ(b.memory_bytes, 831000000 - 31 * kMiB);
+  EXPECT_EQ(b.page_cache_bytes, b.memory_bytes / 8);
+  EXPECT_EQ(b.ram_cache_bytes, b.memory_bytes - b.reserved_bytes - b.page_cache_bytes);
+  EXPECT_EQ(b.held_limit_bytes(), 831000000 - b.page_cache_bytes);
+  EXPECT_TRUE(b.Warning().empty()) << b.Warning();
+  EXPECT_NE(b.Explain().find("shared with the processes in it"), std::string::npos)
+      << b.Explain();
   EXPECT_NE(b.Explain().find("cgroup v1"), std::string::npos) << b.Explain();
+  // The same split as --memory of what was left, named as given.
+  BudgetRequest given = r;
+  given.memory_bytes = b.memory_bytes;
+  MemoryBudget g = PlanMemoryBudget(CgroupLimit(831000000), given);
+  EXPECT_TRUE(g.memory_given);
+  EXPECT_STREQ(g.source(), "memory");
+  EXPECT_EQ(g.ram_cache_bytes, b.ram_cache_bytes);
+  EXPECT_EQ(g.page_cache_bytes, b.page_cache_bytes);
+  // cgroup v2 (a systemd unit's MemoryMax=) alike.
+  EXPECT_TRUE(PlanMemoryBudget(CgroupLimit(512 * kMiB, 2), {}).shared_limit());
+  // --ram-cache alone keeps a tier of that size beside the page cache.
+  BudgetRequest ram;
+  ram.ram_cache_bytes = 64 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(831000000), ram);
+  EXPECT_FALSE(b.shared_limit());
+  EXPECT_STREQ(b.source(), "explicit");
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  // A limit too small for a tier: none, and the warning says why.
+  b = PlanMemoryBudget(CgroupLimit(40 * kMiB), {});
+  EXPECT_EQ(b.ram_cache_bytes, 0u);
+  const std::string w = b.Warning();
+  EXPECT_NE(w.find("leaves no room for a RAM tier"), std::string::npos) << w;
+  EXPECT_NE(w.find("cgroup v1"), std::string::npos) << w;
 }
 
 TEST(MemoryBudgetTest, ExplicitBudgetThatCannotFitIsClampedWithAWarning) {
@@ -270,8 +316,10 @@ TEST(PressureTest, ThresholdsAndCounters) {
 }
 
 TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThePlan) {
-  MemoryBudget plan = PlanMemoryBudget(CgroupLimit(1000 * kMiB), {});
-  plan.ram_cache_bytes = 500 * kMiB;  // as if asked for
+  BudgetRequest asked;  // --ram-cache 500M: the tier beside the page cache, not shared-limit mode
+  asked.ram_cache_bytes = 500 * kMiB;
+  MemoryBudget plan = PlanMemoryBudget(CgroupLimit(1000 * kMiB), asked);
+  ASSERT_EQ(plan.ram_cache_bytes, 500 * kMiB);
   uint64_t used = 0;
   fs::MemoryTargets applied;
   int applies = 0;
@@ -337,7 +385,7 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
   nlohmann::json j = fs::MemoryStatsJson(1234, &g);
   EXPECT_EQ(j["rss_bytes"], 1234);
   EXPECT_EQ(j["budget"]["limit_source"], "cgroup v1");
-  EXPECT_EQ(j["budget"]["source"], "cgroup v1");
+  EXPECT_EQ(j["budget"]["source"], "explicit");
   EXPECT_EQ(j["pressure"]["level"], "low");
   EXPECT_EQ(j["pressure"]["shrinks"], 2);
   EXPECT_FALSE(fs::MemoryStatsJson(1, nullptr).contains("budget"));
@@ -350,7 +398,7 @@ TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
   r.memory_bytes = 512 * kMiB;
   r.index_bytes = 4 * kMiB;
   MemoryBudget b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
-  EXPECT_TRUE(b.explicit_memory());
+  EXPECT_TRUE(b.shared_limit());
   EXPECT_STREQ(b.source(), "memory");
   EXPECT_EQ(b.memory_bytes, 512 * kMiB);
   EXPECT_EQ(b.page_cache_bytes, 64 * kMiB);  // an eighth

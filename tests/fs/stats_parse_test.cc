@@ -27,6 +27,8 @@ StatsSnapshot Filled() {
   s.read_buffer = {next(), next(), next(), next(), next()};
   s.origin.demand_reads = next();
   s.origin.demand_bytes = next();
+  s.origin.member_bytes = s.origin.demand_bytes / 4;
+  s.origin.neighbour_bytes = s.origin.demand_bytes / 8;
   s.origin.prefetch_reads = next();
   s.origin.prefetch_bytes = next();
   s.origin.warmup_reads = next();
@@ -94,6 +96,7 @@ StatsSnapshot Filled() {
   b.memory_bytes = next();
   b.requested_memory_bytes = next();
   b.page_cache_bytes = next();
+  b.memory_given = true;
   b.explicit_ram = true;
   b.requested_ram_bytes = next();
   b.clamped = true;

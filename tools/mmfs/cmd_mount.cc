@@ -153,9 +153,9 @@ Status CheckMountpoint(const std::string& mnt, bool nonempty) {
 int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& report) {
   std::unique_ptr<format::Dataset> dataset = std::move(local.dataset);
   RaiseFileLimit();
-  // Only with a memory budget: without one, memory is not short, and a blob per mapping costs
+  // Only in shared-limit mode: otherwise memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
-  if (opts.memory.has_value()) TuneAllocator();
+  if (opts.memory_budget.shared_limit()) TuneAllocator();
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   cache::TierStackOptions to;
@@ -242,7 +242,7 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   config.gid = ::getgid();
   config.readdirplus = opts.readdirplus;
   config.push_prefetched = opts.push;
-  config.hold_once = opts.hold_once.value_or(opts.memory.has_value());
+  config.hold_once = opts.hold_once.value_or(opts.memory_budget.shared_limit());
   config.cache_listings = opts.cache_listings;
   auto server = fs::FuseServer::Mount(&config, opts.mount);
   if (!server.ok()) {
@@ -340,7 +340,7 @@ int RunMount(const MountArgs& in) {
     opts.fs.root_view = args.view;
   }
   PlanMemory(*dataset->dataset, &opts);
-  opts.fs.lock_index = opts.lock_index.value_or(opts.memory.has_value());
+  opts.fs.lock_index = opts.lock_index.value_or(opts.memory_budget.shared_limit());
 
   if (args.foreground) {
     SetUpLogging(args.log_file, false);

@@ -102,6 +102,11 @@ void PrintTiers(const fs::StatsSnapshot& s) {
               FormatCount(o.demand_reads + o.warmup_reads).c_str(),
               FormatBytes(o.demand_bytes + o.warmup_bytes).c_str(), FormatCount(o.errors).c_str(),
               FormatCount(o.coalesced).c_str());
+  std::printf("  origin by cause: asked %s, sample members %s, extent neighbours %s, readahead "
+              "%s, warm-up %s\n",
+              FormatBytes(o.asked_bytes()).c_str(), FormatBytes(o.member_bytes).c_str(),
+              FormatBytes(o.neighbour_bytes).c_str(), FormatBytes(o.prefetch_bytes).c_str(),
+              FormatBytes(o.warmup_bytes).c_str());
   std::printf("  origin re-reads %s files, %s (fetched again before the last fetch was used)\n",
               FormatCount(o.rereads.files).c_str(), FormatBytes(o.rereads.bytes).c_str());
   if (o.cost.known) {
@@ -221,19 +226,20 @@ void PrintMemory(const fs::MemoryStats& m) {
               FormatBytes(b.limit_bytes).c_str(), LimitSourceName(b.limit_source), where.c_str(),
               FormatBytes(b.reserved_bytes).c_str(), FormatBytes(b.in_use_bytes).c_str(),
               clamped.c_str());
-  if (b.memory_bytes > 0) {
-    // --memory: how the memory given is split.
+  if (b.shared_limit()) {
+    // Shared-limit mode: how the memory given (or left by others at mount) is split.
     const uint64_t rest = b.ram_cache_bytes + b.page_cache_bytes;
     const uint64_t daemon = b.memory_bytes > rest ? b.memory_bytes - rest : 0;
-    std::printf("  split     --memory %s: RAM tier %s, daemon and buffers %s, page cache of the "
+    std::printf("  split     %s %s: RAM tier %s, daemon and buffers %s, page cache of the "
                 "mount %s\n",
+                b.memory_given ? "--memory" : "shared limit, left by others at mount",
                 FormatBytes(b.memory_bytes).c_str(), FormatBytes(b.ram_cache_bytes).c_str(),
                 FormatBytes(daemon).c_str(), FormatBytes(b.page_cache_bytes).c_str());
   }
   const fs::GovernorCounters& g = m.governor;
-  // With --memory the governor judges what reclaim cannot take back; else the working set.
+  // In shared-limit mode the governor judges what reclaim cannot take back; else the working set.
   std::string judged = "working set " + FormatBytes(g.last.working_bytes());
-  if (b.explicit_memory()) {
+  if (b.shared_limit()) {
     judged = "unreclaimable " + FormatBytes(g.last.unreclaimable_bytes()) + " of " +
              FormatBytes(b.held_limit_bytes()) + ", kernel objects " +
              FormatBytes(g.last.kernel_reclaimable_bytes);

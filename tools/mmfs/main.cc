@@ -122,10 +122,10 @@ int main(int argc, char** argv) {
       "    only the mounting user may write it, and every line counts; see README),\n"
       "  push=on|off (prefetched files go into the page cache at lookup, sparing a READ),\n"
       "  hold_once=on|off (files the RAM tier holds leave the page cache after their READ;\n"
-      "  default on with --memory),\n"
+      "  default on in shared-limit mode: --memory, or no option under a cgroup limit),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
-      "  lock_index=on|off (keep the index's pages in memory once read; default on with\n"
-      "    --memory; needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK of the index's size),\n"
+      "  lock_index=on|off (keep the index's pages in memory once read; default on in\n"
+      "    shared-limit mode; needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK of the index's size),\n"
       "  opendir=on|off (on: an OPENDIR per listing; off, the default: the kernel keeps\n"
       "  listings without asking), readers=on|off (the Readers section of mmfs stats),\n"
       "  extents=auto|off|SIZE (a miss from a slow origin reads the shard extent around its\n"
@@ -143,8 +143,10 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("-o", mount.options, "Mount options, comma-separated")->allow_extra_args(false);
   mount_cmd->add_option("--memory", mount.memory,
                         "All the memory the mount may use, page cache included: split between "
-                        "the daemon, the RAM tier and the mount's page cache (default: derived "
-                        "from the memory cgroup or physical memory)");
+                        "the daemon, the RAM tier and the mount's page cache. Default under a "
+                        "memory cgroup's limit (a container, MemoryMax=): what the processes in "
+                        "it leave, followed as they grow; outside one: a RAM tier of 1/8 of "
+                        "memory beside the page cache");
   mount_cmd->add_option("--ram-cache", mount.ram_cache,
                         "RAM cache budget (default 1/8 of memory, 64M..8G)");
   mount_cmd->add_option("--cache-dir", mount.cache_dir,

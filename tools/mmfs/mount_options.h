@@ -43,11 +43,11 @@ struct ParsedMountOptions {
   // only files every user may read (FilesystemOptions::hint_open_to_all_only).
   bool hint_owner_only = false;
   bool push = true;
-  // -o hold_once: files the RAM tier holds leave the page cache; nullopt: on with --memory only
-  // (with memory to spare the kernel's copy makes warm reads free).
+  // -o hold_once: files the RAM tier holds leave the page cache; nullopt: on in shared-limit mode
+  // only (memory_budget.h; with memory to spare the kernel's copy makes warm reads free).
   std::optional<bool> hold_once;
-  // -o lock_index: the index's pages stay in memory once read; nullopt: on with --memory only
-  // (the plan reserves the index then; without it, listings give index pages back instead).
+  // -o lock_index: the index's pages stay in memory once read; nullopt: on in shared-limit mode
+  // only (the plan reserves the index then; without it, listings give index pages back instead).
   std::optional<bool> lock_index;
   // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
   bool cache_listings = true;
