@@ -510,7 +510,11 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
                 f"origin MB {[round(x / 1e6) for x in r['origin_bytes']]}"
                 + (f" (daemon's shard MB {[round(x / 1e6) for x in r['daemon_origin_bytes']]})"
                    if r.get("daemon_origin_bytes") else "") + ", "
-                f"{r['samples_per_second']:.0f} samples/s in epochs 2-3, cgroup peak "
+                + (" by cause MB " + "; ".join(
+                    ", ".join(f"{k} {v / 1e6:.0f}" for k, v in c.items() if v)
+                    for c in r["daemon_origin_causes"]) + ", "
+                   if r.get("daemon_origin_causes") else "")
+                + f"{r['samples_per_second']:.0f} samples/s in epochs 2-3, cgroup peak "
                 f"{peak / 2**20:.0f} MiB" + (f", daemon peak RSS {daemon_rss / 2**20:.0f} MiB"
                                             if daemon_rss else ""))
         finally:
@@ -1475,6 +1479,19 @@ def equal_memory_table(label, mode, res):
         lines.append(f"| {k} | {ep} | {v['samples_per_second']:.0f} | {ratio} | {origin} | "
                      f"{shard} | {v['cgroup_peak'] / 1e6:.0f} MB | "
                      + (f"{rss / 1e6:.0f} MB |" if rss else "- |"))
+    causes = [(k, v["daemon_origin_causes"]) for k, v in res.items()
+              if k != "dataset" and v.get("daemon_origin_causes")]
+    if causes:
+        # Where each shard byte the daemon read went, per epoch: the files asked for, their
+        # samples' other members, extents' neighbours (and padding), readahead, warm-up; and
+        # how much of it was fetched again before its last fetch was used (re-reads).
+        lines += ["", "Shard MB the daemon read, by cause, per epoch (e1 / e2 / e3):", "",
+                  "| side | asked | sample members | extent neighbours | readahead | warm-up | "
+                  "of which re-read |", "|---|---|---|---|---|---|---|"]
+        for k, per_epoch in causes:
+            cell = lambda key: " / ".join(f"{c.get(key, 0) / 1e6:.0f}" for c in per_epoch)
+            lines.append(f"| {k} | {cell('asked')} | {cell('members')} | {cell('neighbours')} | "
+                         f"{cell('readahead')} | {cell('warmup')} | {cell('rereads')} |")
     return lines
 
 

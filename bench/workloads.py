@@ -86,6 +86,25 @@ def daemon_origin_bytes(root):
     return s["origin"]["bytes"] + s.get("readahead", {}).get("bytes", 0)
 
 
+def daemon_origin_causes(root):
+    """For an mmfs mount: the bytes its daemon read from the shards so far by cause (the files
+    asked for, their samples' other members, extents' neighbours, readahead, warm-up) and the
+    re-reads among them, from ROOT/.mmfs/stats; None for anything else."""
+    path = os.path.join(root, ".mmfs", "stats")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        s = json.load(f)
+    o = s["origin"]
+    demand = o.get("by_cause", {}).get("demand", {})
+    return {"asked": demand.get("asked_bytes", demand.get("bytes", 0)),
+            "members": demand.get("member_bytes", 0),
+            "neighbours": demand.get("neighbour_bytes", 0),
+            "readahead": s.get("readahead", {}).get("bytes", 0),
+            "warmup": o.get("by_cause", {}).get("warmup", {}).get("bytes", 0),
+            "rereads": o.get("rereads", {}).get("bytes", 0)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload")
@@ -162,10 +181,11 @@ def main():
                 with open(p, "rb") as f:
                     return len(f.read()), len(caption)
 
-        epochs, origin, partial, daemon = [], [], [], []
+        epochs, origin, partial, daemon, causes = [], [], [], [], []
         for e in range(args.epochs):
             io0 = read_bytes(args.io_stat, args.io_dev) if args.io_stat else 0
             d0 = daemon_origin_bytes(args.root)
+            c0 = daemon_origin_causes(args.root)
             t0 = time.monotonic()
             g = torch.Generator().manual_seed(args.seed + e)
             if args.hint:
@@ -210,9 +230,11 @@ def main():
                 origin.append(read_bytes(args.io_stat, args.io_dev) - io0)
             if d0 is not None:
                 daemon.append(daemon_origin_bytes(args.root) - d0)
+                c1 = daemon_origin_causes(args.root)
+                causes.append({k: c1[k] - c0[k] for k in c1})
         result.update(files=n, epoch_seconds=epochs)
         if daemon:
-            result.update(daemon_origin_bytes=daemon)
+            result.update(daemon_origin_bytes=daemon, daemon_origin_causes=causes)
         if any(partial):
             result.update(partial_epochs=partial)
         if args.io_stat:
