@@ -63,7 +63,14 @@ EXTENTS_MMFS = {
 }
 
 
+# Set by a script that wants the time of day on every line (bench/million.py, whose steps run
+# for minutes to hours).
+LOG_TIMES = False
+
+
 def log(msg):
+    if LOG_TIMES:
+        msg = time.strftime("%H:%M:%S ") + msg
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -218,8 +225,19 @@ class Native(Peer):
     def __init__(self, work, src):
         super().__init__(work)
         self.root = src
-        self.pack_bytes = dir_bytes(src)
         self.mount_seconds = 0.0
+
+    @property
+    def pack_bytes(self):
+        """The folder's bytes, counted when first asked: a walk with a stat per file, which at
+        a million samples takes a while and which most uses of a Native never need."""
+        if self._bytes is None:
+            self._bytes = dir_bytes(self.root)
+        return self._bytes
+
+    @pack_bytes.setter
+    def pack_bytes(self, value):
+        self._bytes = value
 
 
 class KernelSquashfs(Peer):
@@ -331,7 +349,12 @@ def workload(peer, name, filelist, extra=(), throttle=None):
     cpu0 = cpu_seconds(pid) if pid else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=(lambda: throttle.add(os.getpid())) if throttle else None)
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate()
+    except BaseException:  # Ctrl-C, SIGTERM turned into SystemExit: the reader goes too
+        proc.kill()
+        proc.wait()
+        raise
     if proc.returncode != 0:
         raise RuntimeError(f"{name} on {peer.name} failed: {err[-2000:]}")
     result = json.loads(out.strip().splitlines()[-1])
@@ -429,7 +452,7 @@ def memory_stat(cgroup_path, key):
     return 0
 
 
-def equal_memory_epochs(args, src, dataset, filelist, profile):
+def equal_memory_epochs(args, src, dataset, filelist, profile, size=None):
     """Three shuffled DataLoader epochs with the same memory for every side, origin throttled.
 
     One memory cgroup (v1) holds everything a side uses: the loader, its page cache and, for
@@ -438,9 +461,11 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
     first) plus --memory-fraction of the dataset (half by default). mmfs is told what it may use
     with the mount options of --memory-mmfs ("{data}" stands for the data share in bytes). The
     origin's reads are throttled by the blkio cgroup (the reader for the native folder, the
-    daemon for mmfs) and counted per epoch from that cgroup's io_service_bytes.
+    daemon for mmfs) and counted per epoch from that cgroup's io_service_bytes. `size` is the
+    bytes of the files in `filelist` with their captions when it lists only part of `src`
+    (default: all of `src`), so that the data share is a share of what the epochs read.
     """
-    size = dir_bytes(src)
+    size = size if size is not None else dir_bytes(src)
     data = int(size * args.memory_fraction)
     footprint = loader_footprint(args, src, filelist)
     limit = footprint + data
@@ -454,7 +479,7 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
         # "{data}" or "{data*F}": the data share (times F) in bytes.
         options = re.sub(r"\{data(?:\*([0-9.]+))?\}",
                          lambda m: str(int(data * float(m.group(1) or 1))), opts).split()
-        sides.append((f"mmfs {' '.join(options)}",
+        sides.append((f"mmfs {' '.join(options)}".strip(),
                       Mmfs(args.work, dataset, None, options, name=f"mmfs-eq{i}")))
     for label, peer in sides:
         peer.stop()
@@ -489,7 +514,9 @@ def equal_memory_epochs(args, src, dataset, filelist, profile):
                 if peer.fuse:
                     peer.stop()
             if proc.returncode != 0:
-                r = {"seconds": 0, "failed": proc.stderr[-500:], "oom_kills": int(oom)}
+                # Never empty: a loader killed by the OOM killer leaves no stderr.
+                r = {"seconds": 0, "oom_kills": int(oom),
+                     "failed": proc.stderr[-500:] or f"exit status {proc.returncode}"}
                 log(f"  equal memory {label}: FAILED (oom kills {oom}) {proc.stderr[-300:]}")
                 results[label] = r
                 continue
@@ -739,27 +766,153 @@ def mmfs_requests(root):
     return out
 
 
-def million(args):
+def _gen_path(out, i, classes, ext, split="train"):
+    """Where mmfs-gen-dataset writes sample i."""
+    return os.path.join(out, split, "class_%03d" % (i % classes), "%08d%s" % (i, ext))
+
+
+def _written(out, first, end, classes, ext):
+    """How many of samples first..end-1 a generator process has written so far: it writes them
+    in order, so a binary search on the files' existence finds where it is."""
+    lo, hi = first, end
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if os.path.exists(_gen_path(out, mid, classes, ext)):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - first
+
+
+def generate(out, samples, classes, gen_args=(), procs=1, marker=None, poll=30):
+    """Writes `samples` samples in `classes` class folders into `out` with mmfs-gen-dataset, in
+    `procs` processes over disjoint ranges of samples (--first), logging progress every `poll`
+    seconds. `marker` is a JSON file beside `out` written last (the parameters, the time taken):
+    when it is there with the same parameters the tree is kept; otherwise the tree, made by an
+    interrupted or different generation, is removed and written afresh. Returns the marker's
+    contents."""
+    params = {"samples": samples, "classes": classes, "args": list(gen_args)}
+    if marker and os.path.exists(marker):
+        try:
+            with open(marker) as f:
+                done = json.load(f)
+        except ValueError:
+            done = {}
+        if done.get("params") == params and os.path.isdir(out):
+            log(f"{out}: generated before ({marker}), kept")
+            return done
+        os.remove(marker)
+    if os.path.exists(out):
+        log(f"{out}: incomplete or made with other parameters: removing it")
+        shutil.rmtree(out)
+    ext = ".txt" if "--metadata-only" in gen_args else ".jpg"
+    # The class folders first, so that the parts do not race to make them.
+    run([GEN, out, "--samples", "0", "--classes", str(classes)] + list(gen_args))
+    bounds = [samples * k // procs for k in range(procs + 1)]
+    log(f"generating {samples:,} samples in {out} ({procs} process(es)): "
+        f"{shlex.join([GEN, out, '--classes', str(classes)] + list(gen_args))} "
+        f"--first A --samples B-A")
+    t0 = time.monotonic()
+    parts = []
+    try:
+        for a, b in zip(bounds, bounds[1:]):
+            if b > a:
+                parts.append((a, b, subprocess.Popen(
+                    [GEN, out, "--samples", str(b - a), "--first", str(a), "--classes",
+                     str(classes)] + list(gen_args),
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        last = t0
+        while True:
+            running = [p for _, _, p in parts if p.poll() is None]
+            failed = [p for _, _, p in parts if p.returncode not in (None, 0)]
+            if failed:
+                raise RuntimeError(f"mmfs-gen-dataset failed: {failed[0].stderr.read()[-1000:]}")
+            if not running:
+                break
+            try:
+                running[0].wait(timeout=min(poll, 5))
+            except subprocess.TimeoutExpired:
+                pass
+            if time.monotonic() - last >= poll:
+                last = time.monotonic()
+                n = sum(_written(out, a, b, classes, ext) for a, b, _ in parts)
+                rate = n / (last - t0)
+                eta = (samples - n) / rate if rate else float("inf")
+                log(f"  generated {n:,}/{samples:,} samples in {last - t0:.0f} s "
+                    f"({rate:,.0f}/s, about {eta / 60:.1f} min left)")
+    finally:
+        for _, _, p in parts:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    mib = 0.0
+    for _, _, p in parts:
+        m = re.search(r"\(([0-9.]+) MiB\)", p.stdout.read())
+        mib += float(m.group(1)) if m else 0
+    done = {"params": params, "seconds": time.monotonic() - t0, "procs": procs, "mib": mib,
+            "finished": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ")}
+    log(f"generated {samples:,} samples ({mib:,.0f} MiB) in {done['seconds']:.0f} s")
+    if marker:
+        with open(marker + ".tmp", "w") as f:
+            json.dump(done, f)
+        os.replace(marker + ".tmp", marker)
+    return done
+
+
+def meta_dataset(work, n, empty=False, squashfs=False, procs=1):
+    """The metadata-only dataset of n entries (n/1000 folders of 1,000 caption files; empty
+    files with `empty`, which need no data block each), generated and packed once under `work`,
+    and its squashfs image when asked for. Returns (src, dataset, image, pack_seconds): the
+    seconds of `mmfs pack` when it ran now, else None."""
+    src = os.path.join(work, f"meta-{n}" + ("-empty" if empty else ""))
+    marker = src + ".complete"
+    classes = max(1, n // 1000)
+    gen_args = ["--metadata-only"] + (["--empty"] if empty else [])
+    if (not os.path.exists(marker) and not empty
+            and os.path.exists(_gen_path(src, n - 1, classes, ".txt"))
+            and sum(len(fs) for _, _, fs in os.walk(src)) == n):
+        # A tree from before the marker existed, with every entry written: adopted.
+        with open(marker, "w") as f:
+            json.dump({"params": {"samples": n, "classes": classes, "args": gen_args},
+                       "adopted": True}, f)
+        # As old as the tree, so that a pack made from it is not taken for stale.
+        made = os.path.getmtime(src)
+        os.utime(marker, (made, made))
+    generate(src, n, classes, gen_args, procs, marker)
+    dataset = src + ".mmfs"
+    pack_seconds = None
+    manifest = os.path.join(dataset, "manifest.json")
+    if not os.path.exists(manifest) or os.path.getmtime(manifest) < os.path.getmtime(marker):
+        log(f"packing {src}")
+        t = time.monotonic()
+        run([MMFS, "pack", "--force", "-q", src, dataset])
+        pack_seconds = time.monotonic() - t
+        log(f"packed {n:,} entries in {pack_seconds:.1f} s")
+    image = src + ".sqfs"
+    if squashfs and (not os.path.exists(image)
+                     or os.path.getmtime(image) < os.path.getmtime(marker)):
+        # Written under another name first: an interrupted mksquashfs leaves no image behind.
+        run(["mksquashfs", src, image + ".partial", "-noI", "-noD", "-noF", "-noX",
+             "-no-progress", "-quiet", "-noappend"])
+        os.replace(image + ".partial", image)
+    return src, dataset, image, pack_seconds
+
+
+def million(args, n=1_000_000, empty=False, procs=1):
     """Mount time, cold and warm os.walk, ImageFolder construction (warm) and daemon memory at
-    1,000,000 metadata-only entries (1,000 folders of 1,000 files), for the peers in --peers."""
-    n = 1_000_000
+    n metadata-only entries (n/1000 folders of 1,000 files; empty files with `empty`;
+    generated by `procs` processes), for the peers in --peers. args: work, peers, repeats,
+    mmfs_option. The result also has "pack" (the seconds of mmfs pack when the dataset was
+    packed by this call)."""
     work = args.work
-    src = os.path.join(work, f"meta-{n}")
-    if not os.path.isdir(os.path.join(src, "train")):
-        log(f"generating {n} metadata-only entries in {src}")
-        run([GEN, src, "--samples", str(n), "--classes", "1000", "--metadata-only"])
-    image = os.path.join(work, f"meta-{n}.sqfs")
-    if not os.path.exists(image):
-        run(["mksquashfs", src, image, "-noI", "-noD", "-noF", "-noX", "-no-progress", "-quiet"])
-    dataset = os.path.join(work, f"meta-{n}.mmfs")
-    if not os.path.exists(dataset):
-        run([MMFS, "pack", "-q", src, dataset])
+    squashfs = any(p in ("squashfs", "squashfuse_ll") for p in args.peers.split(","))
+    src, dataset, image, pack_seconds = meta_dataset(work, n, empty, squashfs, procs)
     known = {"native": lambda: Native(work, src),
              "squashfs": lambda: KernelSquashfs(work, image, None),
              "squashfuse_ll": lambda: SquashfuseLL(work, image, None),
              "mmfs": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M"] + args.mmfs_option)}
     peers = [known[p]() for p in args.peers.split(",") if p in known]
-    res = {"mount": {}, "list": {}, "list-warm": {}, "imagefolder": {}}
+    res = {"mount": {}, "list": {}, "list-warm": {}, "imagefolder": {}, "pack": pack_seconds}
     # --repeats rounds, the peers interleaved in each (the VM's noise drifts over minutes: a
     # peer's runs side by side with the others' are what can be compared); medians reported.
     runs = {p.name: {"mount": [], "cold": [], "warm": [], "folder": [], "cpu": []} for p in peers}
@@ -797,7 +950,7 @@ def million(args):
                                                daemon_peak_rss=peak_rss(pid))
                 if requests:
                     res["list"][p.name]["requests"] = requests
-                log(f"  1M entries {p.name} (round {rep + 1}): mount {p.mount_seconds:.3f} s, "
+                log(f"  {n:,} entries {p.name} (round {rep + 1}): mount {p.mount_seconds:.3f} s, "
                     f"cold os.walk {cold:.2f} s ({files} files), warm {warm:.2f} s, ImageFolder "
                     f"{folder['seconds']:.2f} s ({folder['samples']}), daemon cpu {cold_cpu}, "
                     f"rss {res['list'][p.name].get('daemon_peak_rss')}, requests {requests}")

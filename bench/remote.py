@@ -602,14 +602,7 @@ def table(res, meta):
 
 
 def prepare_meta():
-    src = os.path.join(bench.HERE, ".cache", f"meta-{META}")
-    dataset = src + ".mmfs"
-    if not os.path.isdir(os.path.join(src, "train")):
-        log(f"generating {META} metadata-only entries in {src}")
-        run([bench.GEN, src, "--samples", str(META), "--classes", "1000", "--metadata-only"])
-    if not os.path.exists(os.path.join(dataset, "manifest.json")):
-        run([bench.MMFS, "pack", "-q", src, dataset])
-    return dataset
+    return bench.meta_dataset(os.path.join(bench.HERE, ".cache"), META)[1]
 
 
 def main():

@@ -1,6 +1,7 @@
 // mmfs-gen-dataset: writes a deterministic image-caption dataset in the ImageFolder layout
 // (OUT/<split>/<class>/<key>.jpg + <key>.txt), with real JPEG encodings of varied sizes, for the
-// demo, the tests and the benchmarks.
+// demo, the tests and the benchmarks. Single-threaded; --first lets several processes write
+// disjoint ranges of samples of one dataset side by side (bench/million.py does).
 
 #include <sys/stat.h>
 #include <turbojpeg.h>
@@ -105,15 +106,20 @@ int main(int argc, char** argv) {
                "and benchmarks: OUT/<split>/class_NNN/NNNNNNNN.jpg and .txt.",
                "mmfs-gen-dataset"};
   std::string out;
-  uint64_t samples = 2000, seed = 1;
+  uint64_t samples = 2000, seed = 1, first = 0;
   int classes = 10, min_side = 160, max_side = 640;
   std::string split = "train";
   bool no_captions = false;
   bool metadata_only = false;
+  bool empty = false;
   app.add_option("OUT", out, "Folder to write (created)")->required();
   app.add_option("-n,--samples", samples, "Number of samples")->capture_default_str();
   app.add_option("-c,--classes", classes, "Number of class folders")->capture_default_str();
   app.add_option("--seed", seed, "Seed: same seed, same bytes")->capture_default_str();
+  app.add_option("--first", first,
+                 "Index of the first sample: writes samples FIRST..FIRST+N-1 (sample i in class "
+                 "i mod C), so that processes given disjoint ranges write one dataset")
+      ->capture_default_str();
   app.add_option("--min-side", min_side, "Smallest image side in pixels")->capture_default_str();
   app.add_option("--max-side", max_side, "Largest image side in pixels")->capture_default_str();
   app.add_option("--split", split, "Split folder name")->capture_default_str();
@@ -121,6 +127,9 @@ int main(int argc, char** argv) {
   app.add_flag("--metadata-only", metadata_only,
                "Write only small caption files (no images): for listing and mount-time tests "
                "with millions of entries");
+  app.add_flag("--empty", empty,
+               "With --metadata-only: the files are empty (no data block each on disk: 10M "
+               "entries fit where 4 KB files would take 40 GB)");
   CLI11_PARSE(app, argc, argv);
   if (classes < 1) {
     std::fprintf(stderr, "mmfs-gen-dataset: --classes must be at least 1 (got %d)\n", classes);
@@ -133,22 +142,28 @@ int main(int argc, char** argv) {
                  min_side, max_side);
     return 2;
   }
+  if (empty && !metadata_only) {
+    std::fprintf(stderr, "mmfs-gen-dataset: --empty needs --metadata-only\n");
+    return 2;
+  }
   tjhandle tj = tjInitCompress();
-  Rng rng(seed);
+  // From 0, the stream of every dataset made before --first existed; from elsewhere, a stream
+  // derived from (seed, first) rather than a shifted copy of seed's.
+  Rng rng(first == 0 ? seed : Rng(seed ^ (first * 0xD1B54A32D192ED03ull)).Next());
   uint64_t bytes = 0;
   for (int c = 0; c < classes; ++c) {
     char dir[64];
     std::snprintf(dir, sizeof dir, "class_%03d", c);
     std::filesystem::create_directories(out + "/" + split + "/" + dir);
   }
-  for (uint64_t i = 0; i < samples; ++i) {
+  for (uint64_t i = first; i < first + samples; ++i) {
     char rel[96];
     std::snprintf(rel, sizeof rel, "/%s/class_%03d/%08llu", split.c_str(),
                   static_cast<int>(i % static_cast<uint64_t>(classes)),
                   static_cast<unsigned long long>(i));
     std::string base = out + rel;
     if (metadata_only) {
-      std::string caption = Caption(rng);
+      std::string caption = empty ? std::string() : Caption(rng);
       if (!WriteFile(base + ".txt", caption.data(), caption.size())) {
         std::fprintf(stderr, "mmfs-gen-dataset: cannot write %s.txt: %s\n", base.c_str(),
                      std::strerror(errno));
