@@ -1639,7 +1639,7 @@ def equal_memory_table(label, mode, res):
         # samples' other members, extents' neighbours (and padding), readahead, warm-up; and
         # how much of it was fetched again before its last fetch was used (re-reads).
         lines += ["", "Shard MB the daemon read, by cause, per epoch (e1 / e2 / e3):", "",
-                  "| side | asked | sample members | extent neighbours | readahead | warm-up | "
+                  "| side | asked | sample members | neighbours and padding | readahead | warm-up | "
                   "of which re-read |", "|---|---|---|---|---|---|---|"]
         for k, per_epoch in causes:
             cell = lambda key: " / ".join(f"{c.get(key, 0) / 1e6:.0f}" for c in per_epoch)

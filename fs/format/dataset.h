@@ -89,8 +89,8 @@ class Dataset {
   // reclaims the mapped index as readily as any page cache, and in a memory cgroup at its limit
   // lookups wait for disk reads: 16,943 major faults on the 3 MB index of 20,000 samples in
   // three epochs (the equal-memory bench, docs/performance.md), a FUSE thread stalled on
-  // each. For mounts whose memory plan reserves the whole index (--memory); a walk of every
-  // directory then keeps it all.
+  // each. For mounts whose memory plan reserves the whole index (shared-limit mode); a walk of
+  // every directory then keeps it all.
   // Fails with the reason (RLIMIT_MEMLOCK below the index's size without CAP_IPC_LOCK, say);
   // the index then stays an ordinary mapping. Call before the dataset is shared.
   Status LockIndex();

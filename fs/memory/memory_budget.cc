@@ -157,13 +157,31 @@ Result<MemoryLimit> ReadMemoryLimit(const std::string& root) {
     if (!v1_mount && m.fs_type == "cgroup" && HasOption(m.super_options, "memory")) v1_mount = m;
     if (!v2_mount && m.fs_type == "cgroup2") v2_mount = m;
   }
+  std::string binding;  // the cgroup whose limit binds, when found among the mounted ones
   if (v1_path && v1_mount) {
     out.cgroup_version = 1;
     out.cgroup_dir = CgroupDir(root, *v1_mount, *v1_path);
-    // The effective limit counts the ancestors' limits too.
-    auto limit = FileKeyValue(out.cgroup_dir + "/memory.stat", "hierarchical_memory_limit");
-    if (!limit) limit = ReadNumber(out.cgroup_dir + "/memory.limit_in_bytes");
-    if (limit && *limit < kUnlimited) out.cgroup_bytes = *limit;
+    // The effective limit counts the ancestors' limits too. The cgroup whose limit binds is the
+    // one to watch: its usage counts its descendants', ours and our neighbours' (a loader in a
+    // sibling cgroup of the same pod or slice).
+    const std::string top = CgroupDir(root, *v1_mount, "/");
+    for (std::string d = out.cgroup_dir; d.size() >= top.size();) {
+      auto limit = ReadNumber(d + "/memory.limit_in_bytes");
+      if (limit && *limit < kUnlimited && (out.cgroup_bytes == 0 || *limit < out.cgroup_bytes)) {
+        out.cgroup_bytes = *limit;
+        binding = d;
+      }
+      if (d == top) break;
+      d = d.substr(0, d.rfind('/'));
+    }
+    // Ancestors above the mounted subtree (a container's view) are seen only through this.
+    auto hierarchical = FileKeyValue(out.cgroup_dir + "/memory.stat", "hierarchical_memory_limit");
+    if (hierarchical && *hierarchical < kUnlimited &&
+        (out.cgroup_bytes == 0 || *hierarchical < out.cgroup_bytes)) {
+      out.cgroup_bytes = *hierarchical;
+      binding.clear();
+    }
+    if (!binding.empty()) out.cgroup_dir = binding;
   } else if (v2_path && v2_mount) {
     const std::string top = CgroupDir(root, *v2_mount, "/");
     std::string dir = CgroupDir(root, *v2_mount, *v2_path);
@@ -172,11 +190,13 @@ Result<MemoryLimit> ReadMemoryLimit(const std::string& root) {
     if (controllers && controllers->find("memory") != std::string::npos) {
       out.cgroup_version = 2;
       out.cgroup_dir = dir;
-      // The smallest memory.max of the cgroup and its ancestors up to the hierarchy's root.
+      // The smallest memory.max of the cgroup and its ancestors up to the hierarchy's root; the
+      // cgroup that has it is the one to watch (as for v1 above).
       for (std::string d = dir; d.size() >= top.size();) {
         auto limit = ReadNumber(d + "/memory.max");
         if (limit && *limit < kUnlimited && (out.cgroup_bytes == 0 || *limit < out.cgroup_bytes)) {
           out.cgroup_bytes = *limit;
+          out.cgroup_dir = d;
         }
         if (d == top) break;
         d = d.substr(0, d.rfind('/'));
@@ -235,6 +255,11 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root) {
   return s;
 }
 
+bool SharedLimitByDefault(const MemoryLimit& limit, const BudgetRequest& request) {
+  return !request.memory_bytes && !request.ram_cache_bytes &&
+         limit.source() != LimitSource::kPhysical;
+}
+
 MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& request) {
   MemoryBudget b;
   b.limit_bytes = limit.bytes();
@@ -244,12 +269,7 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
   const uint64_t left = b.limit_bytes > b.in_use_bytes ? b.limit_bytes - b.in_use_bytes : 0;
   // What the buffers scale with: the memory given, else the limit.
   uint64_t scale = b.limit_bytes;
-  // Shared-limit mode: --memory, or by default under a memory cgroup's limit (a container, a
-  // unit's MemoryMax=) where the loader and the page cache live in the same limit as the
-  // daemon. A --ram-cache alone keeps the old way (a tier of that size beside the page cache).
-  const bool shared_by_default = !request.memory_bytes && !request.ram_cache_bytes &&
-                                 b.limit_source != LimitSource::kPhysical;
-  if (request.memory_bytes || shared_by_default) {
+  if (request.memory_bytes || SharedLimitByDefault(limit, request)) {
     b.memory_given = request.memory_bytes.has_value();
     b.requested_memory_bytes = request.memory_bytes.value_or(left);
     b.memory_bytes = std::max<uint64_t>(1, std::min(b.requested_memory_bytes, left));
@@ -298,13 +318,12 @@ std::string MemoryBudget::Explain() const {
                            : " (" + cgroup_dir + ")");
   std::string why;
   if (shared_limit() && !memory_given) {
-    why = "the ";
-    why += LimitSourceName(limit_source);
-    why += " limit is shared with the processes in it: what they left at mount, ";
+    why = "shared-limit mode, the default under a memory cgroup's limit: what the cgroup's ";
+    why += "other processes left of it at mount, ";
     why += FormatBytes(memory_bytes);
     why += ", less the daemon's needs and a page-cache share of ";
     why += FormatBytes(page_cache_bytes);
-    why += "; it gives way as they grow (--memory to set it)";
+    why += "; the tier gives way as they grow (--memory sets the amount)";
   } else if (shared_limit() && !explicit_ram) {
     why = "--memory ";
     why += FormatBytes(memory_bytes);

@@ -52,7 +52,11 @@ struct MemoryLimit {
   uint64_t physical_bytes = 0;  // MemTotal
   uint64_t cgroup_bytes = 0;    // the memory cgroup's effective limit; 0: none
   int cgroup_version = 0;       // 1 or 2 when a memory cgroup was found, else 0
-  std::string cgroup_dir;       // its directory (with the root prefix); empty: none found
+  // The directory (with the root prefix) of the cgroup whose limit binds: the daemon's own or an
+  // ancestor's (a pod's, a slice's), whose usage counts the daemon's and its neighbours'; the
+  // daemon's own when the limit is only known through v1's hierarchical_memory_limit. Empty:
+  // none found.
+  std::string cgroup_dir;
   // The smaller of the two, and which one it is.
   uint64_t bytes() const;
   LimitSource source() const;
@@ -110,7 +114,7 @@ struct BudgetRequest {
   unsigned threads = 16;                    // FUSE worker threads at most
   bool ssd_tier = false;                    // its write queue holds up to 64 MiB
   bool cluster_tier = false;                // its fill queue holds up to 64 MiB
-  uint64_t in_use_bytes = 0;                // others' working set under the same limit at mount
+  uint64_t in_use_bytes = 0;                // others' use under the same limit at mount
 };
 
 struct MemoryBudget {
@@ -162,6 +166,10 @@ inline constexpr uint64_t kMaxPageCacheBytes = 512ull << 20;
 inline constexpr uint64_t kPerThreadBytes = 512ull << 10;
 inline constexpr uint64_t kQueueBytes = 64ull << 20;  // SSD write queue, cluster fill queue
 
+// Whether `request` leads to shared-limit mode by default: no --memory, no --ram-cache, and the
+// limit is a memory cgroup's. Others' use at mount is then their unreclaimable memory (page
+// cache, say of a dataset just copied, gives way).
+bool SharedLimitByDefault(const MemoryLimit& limit, const BudgetRequest& request);
 MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& request);
 
 enum class Pressure { kLow, kModerate, kHigh, kCritical };

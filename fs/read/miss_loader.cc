@@ -102,6 +102,9 @@ Result<cache::Blob> MissLoader::LoadOriginal(const TreeFile& f, std::vector<form
   // caption is not, and the caption's miss would fetch the image's bytes once more every
   // epoch. The run of members around `f` that the tier lacks is read: still one read, of
   // neighbours.
+  // The whole sample, before the trim: members the tier holds that an extent reads anyway are
+  // the sample's, not neighbours.
+  const MemberRange sample{base.front().index, base.back().index};
   size_t first = 0, last = base.size();
   for (size_t i = 0; i < base.size(); ++i) {
     if (base[i].index == f.entry.index || !tiers_.ram().Contains(base[i].index)) continue;
@@ -125,12 +128,12 @@ Result<cache::Blob> MissLoader::LoadOriginal(const TreeFile& f, std::vector<form
       buffer.PutMember(m.index, std::move(blob));
     }
   };
-  Result<cache::Blob> wanted = origin_.LoadSample(
-      f.entry, extent.empty() ? base : extent.files, found, {first_member, last_member});
+  Result<cache::Blob> wanted =
+      origin_.LoadSample(f.entry, extent.empty() ? base : extent.files, found, sample);
   if (!wanted.ok() && !extent.empty() && wanted.status().code() == StatusCode::kIoError) {
     // A bad spot anywhere in the extent must not cost this sample its read: read it alone.
     extents_.Abandon(extent);
-    wanted = origin_.LoadSample(f.entry, base, found, {first_member, last_member});
+    wanted = origin_.LoadSample(f.entry, base, found, sample);
   }
   return wanted;
 }

@@ -51,9 +51,10 @@ struct OriginStats {
   // Shard reads by cause. The JSON's origin.reads/bytes are demand + warm-up (all reads that are
   // not readahead); readahead.reads/bytes are the prefetch reads.
   uint64_t demand_reads = 0, demand_bytes = 0;
-  // Of demand_bytes, what came with the file asked for: the other members of its sample, and
-  // an extent's neighbours (other samples' files, and the padding between files). The rest is
-  // the asked files' own bytes.
+  // Of demand_bytes, what came with the file asked for in one read: the other members of its
+  // sample, and neighbours (an extent's other samples' files, and the padding between files).
+  // The rest is the asked files' own bytes (with a view sample's originals and a large file's
+  // ranges, read apart).
   uint64_t member_bytes = 0, neighbour_bytes = 0;
   uint64_t asked_bytes() const {
     const uint64_t with = member_bytes + neighbour_bytes;

@@ -116,7 +116,8 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            ds, d(o.demand_bytes + o.warmup_bytes));
   w.Family("mmfs_origin_cause_bytes_total", "counter",
            "Bytes read from the shards by cause: the files asked for, their samples' other "
-           "members, an extent's neighbours, readahead, warm-up.");
+           "members, neighbours (an extent's other samples, and the padding between files), "
+           "readahead, warm-up. Unlike mmfs_origin_bytes_total, readahead included.");
   const std::pair<const char*, uint64_t> causes[] = {{"asked", o.asked_bytes()},
                                                      {"members", o.member_bytes},
                                                      {"neighbours", o.neighbour_bytes},
@@ -199,13 +200,18 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              "The memory limit the daemon plans within (physical or its cgroup's).",
              with("source=\"" + std::string(LimitSourceName(b.limit_source)) + "\""),
              d(b.limit_bytes));
-    w.Single("mmfs_memory_budget_clamped", "gauge", "1 if --ram-cache did not fit and was lowered.",
-             ds, b.clamped ? 1 : 0);
+    w.Single("mmfs_memory_budget_clamped", "gauge",
+             "1 if --ram-cache or --memory did not fit and was lowered.", ds, b.clamped ? 1 : 0);
+    w.Single("mmfs_memory_shared_limit", "gauge",
+             "1 in shared-limit mode (--memory, or by default under a memory cgroup's limit).", ds,
+             b.shared_limit() ? 1 : 0);
     w.Family("mmfs_memory_budget_bytes", "gauge", "Budgets planned at mount, by part.");
     const std::pair<const char*, uint64_t> planned[] = {{"ram_cache", b.ram_cache_bytes},
                                                         {"prefetch", b.prefetch_bytes},
                                                         {"read_buffer", b.read_buffer_bytes},
-                                                        {"reserved", b.reserved_bytes}};
+                                                        {"reserved", b.reserved_bytes},
+                                                        {"memory", b.memory_bytes},
+                                                        {"page_cache", b.page_cache_bytes}};
     for (const auto& [part, bytes] : planned) {
       w.Sample("mmfs_memory_budget_bytes", with("part=\"" + std::string(part) + "\""), d(bytes));
     }

@@ -56,6 +56,20 @@ TEST(MemoryLimitTest, CgroupV1HierarchicalLimit) {
   EXPECT_EQ(l->bytes(), 512 * kMiB);
   EXPECT_EQ(l->source(), LimitSource::kCgroupV1);
   EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube/pod1");
+  // With the parent's limit file in the mounted tree, the parent is the cgroup to watch: its
+  // usage counts the pod's neighbours (a loader in a sibling cgroup).
+  r.Write("sys/fs/cgroup/memory/kube/memory.limit_in_bytes", "536870912\n");
+  l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->cgroup_bytes, 512 * kMiB);
+  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube");
+  // A tighter limit of its own binds again.
+  r.Write("sys/fs/cgroup/memory/kube/pod1/memory.limit_in_bytes", "268435456\n");
+  r.Write("sys/fs/cgroup/memory/kube/pod1/memory.stat", "hierarchical_memory_limit 268435456\n");
+  l = ReadMemoryLimit(r.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->cgroup_bytes, 256 * kMiB);
+  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube/pod1");
 }
 
 TEST(MemoryLimitTest, CgroupV1WithoutStatAndUnlimited) {
@@ -83,10 +97,14 @@ TEST(MemoryLimitTest, CgroupV2SmallestLimitOfTheAncestors) {
   EXPECT_EQ(l->cgroup_bytes, 1 * kGiB);
   EXPECT_EQ(l->source(), LimitSource::kCgroupV2);
   EXPECT_STREQ(LimitSourceName(l->source()), "cgroup v2");
-  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/system.slice/mmfs.service");
-  // A tighter limit on the leaf wins.
+  // The slice's limit binds: the slice is the cgroup to watch (its usage counts the service's
+  // neighbours in it).
+  EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/system.slice");
+  // A tighter limit on the leaf wins, and the leaf is watched.
   r.Write("sys/fs/cgroup/system.slice/mmfs.service/memory.max", "402653184\n");
   EXPECT_EQ(ReadMemoryLimit(r.root())->bytes(), 384 * kMiB);
+  EXPECT_EQ(ReadMemoryLimit(r.root())->cgroup_dir,
+            r.root() + "/sys/fs/cgroup/system.slice/mmfs.service");
 }
 
 TEST(MemoryLimitTest, CgroupV2MountedAsASubtreeAndWithoutMemoryController) {
@@ -223,7 +241,8 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   EXPECT_EQ(b.ram_cache_bytes, b.memory_bytes - b.reserved_bytes - b.page_cache_bytes);
   EXPECT_EQ(b.held_limit_bytes(), 831000000 - b.page_cache_bytes);
   EXPECT_TRUE(b.Warning().empty()) << b.Warning();
-  EXPECT_NE(b.Explain().find("shared with the processes in it"), std::string::npos)
+  EXPECT_NE(b.Explain().find("shared-limit mode, the default under a memory cgroup"),
+            std::string::npos)
       << b.Explain();
   EXPECT_NE(b.Explain().find("cgroup v1"), std::string::npos) << b.Explain();
   // The same split as --memory of what was left, named as given.
@@ -243,6 +262,29 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   EXPECT_FALSE(b.shared_limit());
   EXPECT_STREQ(b.source(), "explicit");
   EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  // A large limit: the page-cache share stops at 512 MiB, the tier takes the rest.
+  b = PlanMemoryBudget(CgroupLimit(16 * kGiB), {});
+  EXPECT_TRUE(b.shared_limit());
+  EXPECT_EQ(b.page_cache_bytes, kMaxPageCacheBytes);
+  EXPECT_EQ(b.ram_cache_bytes, 16 * kGiB - b.reserved_bytes - kMaxPageCacheBytes);
+  // Others already hold the whole limit: nothing for a tier, never an underflow.
+  BudgetRequest full;
+  full.in_use_bytes = 900 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(800 * kMiB), full);
+  EXPECT_TRUE(b.shared_limit());
+  EXPECT_EQ(b.ram_cache_bytes, 0u);
+  EXPECT_LE(b.memory_bytes, 1u);
+  EXPECT_FALSE(b.Warning().empty());
+  // --memory with --ram-cache: the tier is capped at what --ram-cache asks, the mode stays.
+  BudgetRequest both;
+  both.memory_bytes = 512 * kMiB;
+  both.ram_cache_bytes = 64 * kMiB;
+  b = PlanMemoryBudget(CgroupLimit(831000000), both);
+  EXPECT_TRUE(b.shared_limit());
+  EXPECT_STREQ(b.source(), "memory");
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  // A cgroup whose limit is above physical memory: physical memory binds, the old default.
+  EXPECT_FALSE(PlanMemoryBudget(CgroupLimit(32 * kGiB), {}).shared_limit());
   // A limit too small for a tier: none, and the warning says why.
   b = PlanMemoryBudget(CgroupLimit(40 * kMiB), {});
   EXPECT_EQ(b.ram_cache_bytes, 0u);

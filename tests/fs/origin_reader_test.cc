@@ -119,6 +119,32 @@ TEST_F(OriginReaderTest, CoalescedReadsCountByCauseAndCheckEveryFile) {
   EXPECT_EQ(origin.Counters(ReadCause::kDemand).reads, 0u);
 }
 
+// A demand read's bytes are split by what they are: the file asked for, its sample's other
+// members, and the rest (an extent's neighbours and the padding between files).
+TEST_F(OriginReaderTest, DemandBytesAreSplitIntoAskedMembersAndNeighbours) {
+  OriginReader origin(*dataset_, *faults_, metrics_, OriginReaderOptions{});
+  const std::vector<format::Entry> extent = {File(0), File(1), File(2), File(3)};
+  const format::Entry asked = File(1);
+  int others = 0;
+  auto r = origin.LoadSample(asked, extent, [&](const format::Entry&, cache::Blob) { ++others; },
+                             MemberRange{File(1).index, File(2).index});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(others, 3);
+  OriginStats s;
+  origin.Report(&s);
+  EXPECT_EQ(s.demand_reads, 1u);
+  EXPECT_EQ(s.member_bytes, File(2).size());
+  EXPECT_EQ(s.asked_bytes(), asked.size());
+  EXPECT_GE(s.neighbour_bytes, File(0).size() + File(3).size());
+  EXPECT_EQ(s.asked_bytes() + s.member_bytes + s.neighbour_bytes, s.demand_bytes);
+  // Without a range every other file is a member: a sample read alone.
+  auto none = [](const format::Entry&, cache::Blob) {};
+  ASSERT_TRUE(origin.LoadSample(File(5), {File(5), File(6)}, none).ok());
+  OriginStats t;
+  origin.Report(&t);
+  EXPECT_EQ(t.member_bytes - s.member_bytes, File(6).size());
+}
+
 // Every successful origin read, of any cause, is an observation of the cost model; a
 // failed one is not (its time says nothing about a read).
 TEST_F(OriginReaderTest, EveryOriginReadIsTimedIntoTheCostModel) {

@@ -213,7 +213,20 @@ TEST(StatsParseTest, MissingPartsReadAsDefaultsAndWrongKindsAreNamed) {
   EXPECT_EQ(old->tiers.at(0).counters.hits, 2u);
   EXPECT_EQ(old->origin.demand_reads, 5u);
   EXPECT_EQ(old->origin.demand_bytes, 50u);
+  EXPECT_EQ(old->origin.asked_bytes(), 50u) << "no split: all asked";
   EXPECT_TRUE(old->views.empty());
+  // A daemon from before shared-limit mode was a default: its budget has no memory_given, and
+  // only --memory led to the mode; a newer one names the default "shared".
+  for (const auto& [source, given] : {std::pair<const char*, bool>{"memory", true},
+                                      std::pair<const char*, bool>{"shared", false}}) {
+    nlohmann::json doc = nlohmann::json::parse(
+        R"({"memory": {"rss_bytes": 1, "budget": {"memory_bytes": 100, "limit_bytes": 200}}})");
+    doc["memory"]["budget"]["source"] = source;
+    auto back = StatsFromJson(doc);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_TRUE(back->memory.plan.shared_limit());
+    EXPECT_EQ(back->memory.plan.memory_given, given) << source;
+  }
 
   auto bad = StatsFromJson(nlohmann::json::parse(R"({"dataset": {"files": "three"}})"));
   ASSERT_FALSE(bad.ok());

@@ -340,9 +340,10 @@ PageCacheShare MeasurePageCache(const std::string& mnt, const std::vector<std::s
 class SharedLimitMountTest : public MemoryBudgetMountTest {
  protected:
   // `options`: the mount's memory options; `source`: the budget's source they must lead to;
-  // `split`: the start of the human stats' split line.
+  // `split`: the start of the human stats' split line; `others_grow_by`: memory another process
+  // in the cgroup takes from epoch 2 on (a loader growing after the mount), 0 for none.
   void ThreeShuffledEpochs(std::vector<std::string> options, const std::string& source,
-                           const std::string& split);
+                           const std::string& split, uint64_t others_grow_by = 0);
 };
 
 TEST_F(SharedLimitMountTest, WithMemoryGivenThreeShuffledEpochsReadTheOriginOncePerEpoch) {
@@ -355,9 +356,18 @@ TEST_F(SharedLimitMountTest, WithNoMemoryOptionTheCgroupLimitIsSharedByDefault) 
   ThreeShuffledEpochs({}, "shared", "split     shared limit, left by others at mount");
 }
 
+// The same, and another process in the cgroup takes 32 MiB at once after epoch 1 (what forked
+// workers and piled-up batches do to a loader), more than the page-cache share (24 MiB): the
+// page cache gives way at once, then the tier, and nobody is OOM-killed.
+TEST_F(SharedLimitMountTest, WithNoMemoryOptionTheTierGivesWayToOthersGrowing) {
+  ThreeShuffledEpochs({}, "shared", "split     shared limit, left by others at mount",
+                      32 * kMiB);
+}
+
 void SharedLimitMountTest::ThreeShuffledEpochs(std::vector<std::string> options,
                                                const std::string& source,
-                                               const std::string& split) {
+                                               const std::string& split,
+                                               uint64_t others_grow_by) {
   options.insert(options.end(), {"--log-file", tmp_ / "within.log"});
   ForegroundMount m(dst(), mnt(), options, cgroup_->procs_file());
   ASSERT_TRUE(m.mounted());
@@ -373,19 +383,45 @@ void SharedLimitMountTest::ThreeShuffledEpochs(std::vector<std::string> options,
   const uint64_t page_cache = b["page_cache_bytes"].get<uint64_t>();
   EXPECT_GT(ram, 0u);
   EXPECT_LE(ram + b["reserved_bytes"].get<uint64_t>() + page_cache, memory);
-  // With --memory the index the plan reserves is locked once read (root has CAP_IPC_LOCK; the
-  // usual 8 MiB RLIMIT_MEMLOCK would also fit this small index).
+  // In shared-limit mode the index the plan reserves is locked once read (root has
+  // CAP_IPC_LOCK; the usual 8 MiB RLIMIT_MEMLOCK would also fit this small index).
   EXPECT_EQ(s["memory"]["index"]["locked"], true) << s["memory"].dump(2);
   auto human = RunCommand({MmfsBinary(), "stats", mnt()});
   EXPECT_NE(human.output.find(split), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("locked in memory"), std::string::npos) << human.output;
-  // With --memory the pressure line shows what the governor judges, against its target.
+  // In shared-limit mode the pressure line shows what the governor judges, against its target.
   EXPECT_NE(human.output.find("(unreclaimable "), std::string::npos) << human.output;
   uint64_t dataset = 0;
   for (const std::string& n : names_) dataset += fsys::file_size(src() + "/" + n);
   std::vector<uint64_t> origin_per_epoch;
   uint64_t origin_before = OriginBytes(s);
+  pid_t other = -1;  // the process that grows, from epoch 2 on
+  struct Reap {
+    pid_t& pid;
+    ~Reap() {
+      if (pid > 0 && ::kill(pid, SIGKILL) == 0) ::waitpid(pid, nullptr, 0);
+    }
+  } reap{other};
   for (int epoch = 0; epoch < 3; ++epoch) {
+    if (epoch == 1 && others_grow_by > 0) {
+      int ready[2];
+      ASSERT_EQ(::pipe(ready), 0);
+      other = ::fork();
+      ASSERT_GE(other, 0);
+      if (other == 0) {
+        ::close(ready[0]);
+        if (!cgroup_->Add(::getpid())) ::_exit(3);
+        std::vector<char> held(others_grow_by);
+        for (size_t b = 0; b < held.size(); b += 4096) held[b] = 1;
+        if (::write(ready[1], "r", 1) != 1) ::_exit(4);
+        for (;;) ::pause();
+      }
+      ::close(ready[1]);
+      char c = 0;
+      const ssize_t got = ::read(ready[0], &c, 1);
+      ::close(ready[0]);
+      ASSERT_EQ(got, 1) << "the growing process died before it held its memory";
+    }
     // A reader in the cgroup reads every file whole, in a new order each epoch, through the
     // page cache as a loader does (no dropping of its own).
     std::vector<size_t> order(names_.size());
@@ -424,16 +460,24 @@ void SharedLimitMountTest::ThreeShuffledEpochs(std::vector<std::string> options,
   }
   EXPECT_TRUE(MountAnswers());
   EXPECT_EQ(cgroup_->OomKills(), 0u);
+  if (others_grow_by > 0) {
+    // It is still there, holding its memory: the tier made room rather than the kernel.
+    EXPECT_EQ(::kill(other, 0), 0) << "the growing process is gone";
+    EXPECT_GT(s["memory"]["pressure"]["shrinks"].get<uint64_t>(), 0u) << s["memory"].dump(2);
+  }
+  // What the tier may hold now (the governor's target): the bound for later epochs.
+  const uint64_t tier_now =
+      std::min(ram, s["memory"]["pressure"]["ram_cache_bytes"].get<uint64_t>());
   const uint64_t rereads = s["origin"]["rereads"]["bytes"].get<uint64_t>();
   EXPECT_LE(rereads, 3 * dataset / 100) << s["origin"].dump(2);
   // Epoch 1 reads each origin byte about once: the samples' neighbours an extent brings are
   // files of the same epoch, not extra reads.
   EXPECT_LE(origin_per_epoch[0], dataset + dataset / 10) << s["origin"].dump(2);
-  // The tier held about `ram` bytes through epochs 2 and 3; allow a fifth of it for files in
-  // flight, the shards' rounding and the governor's margin.
+  // The tier held about `tier_now` bytes through epochs 2 and 3; allow a fifth of it for files
+  // in flight, the shards' rounding and the governor's margin.
   for (int epoch = 1; epoch < 3; ++epoch) {
-    EXPECT_LE(origin_per_epoch[epoch], dataset - ram * 4 / 5)
-        << "epoch " << epoch + 1 << ", tier " << ram << " bytes\n" << s.dump(2);
+    EXPECT_LE(origin_per_epoch[epoch], dataset - tier_now * 4 / 5)
+        << "epoch " << epoch + 1 << ", tier " << tier_now << " bytes\n" << s.dump(2);
   }
   EXPECT_LE(PeakRss(m.pid()), memory - page_cache) << s["memory"].dump(2);
   // Each byte held once: once hold-once's drops have run (200 ms after a file's last READ, 2 s

@@ -83,6 +83,12 @@ bool ServesOtherUsers(const ParsedMountOptions& opts) {
                    "allow_other") != opts.mount.fuse_options.end();
 }
 
+// Shared-limit mode (fs/memory/memory_budget.h): the plan's, or --memory given where the limit
+// could not be read (no plan then, but the user said memory is shared).
+bool SharedLimitMode(const ParsedMountOptions& opts) {
+  return opts.memory_budget.shared_limit() || opts.memory.has_value();
+}
+
 void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   auto limit = ReadMemoryLimit("/");
   if (!limit.ok()) {
@@ -101,7 +107,10 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   request.threads = opts->mount.max_threads;
   request.ssd_tier = !opts->cache_dir.empty();
   request.cluster_tier = !opts->cluster_servers.empty();
-  request.in_use_bytes = SampleMemory(*limit).working_bytes();
+  const MemorySample now = SampleMemory(*limit);
+  // Shared-limit mode by default takes what others hold for good; page cache gives way.
+  request.in_use_bytes = SharedLimitByDefault(*limit, request) ? now.unreclaimable_bytes()
+                                                               : now.working_bytes();
   opts->memory_budget = PlanMemoryBudget(*limit, request);
   opts->memory_limit = *limit;
   opts->fs.ram_cache_bytes = opts->memory_budget.ram_cache_bytes;
@@ -155,7 +164,7 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   RaiseFileLimit();
   // Only in shared-limit mode: otherwise memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
-  if (opts.memory_budget.shared_limit()) TuneAllocator();
+  if (SharedLimitMode(opts)) TuneAllocator();
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   cache::TierStackOptions to;
@@ -242,7 +251,7 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   config.gid = ::getgid();
   config.readdirplus = opts.readdirplus;
   config.push_prefetched = opts.push;
-  config.hold_once = opts.hold_once.value_or(opts.memory_budget.shared_limit());
+  config.hold_once = opts.hold_once.value_or(SharedLimitMode(opts));
   config.cache_listings = opts.cache_listings;
   auto server = fs::FuseServer::Mount(&config, opts.mount);
   if (!server.ok()) {
@@ -340,7 +349,7 @@ int RunMount(const MountArgs& in) {
     opts.fs.root_view = args.view;
   }
   PlanMemory(*dataset->dataset, &opts);
-  opts.fs.lock_index = opts.lock_index.value_or(opts.memory_budget.shared_limit());
+  opts.fs.lock_index = opts.lock_index.value_or(SharedLimitMode(opts));
 
   if (args.foreground) {
     SetUpLogging(args.log_file, false);

@@ -102,8 +102,8 @@ void PrintTiers(const fs::StatsSnapshot& s) {
               FormatCount(o.demand_reads + o.warmup_reads).c_str(),
               FormatBytes(o.demand_bytes + o.warmup_bytes).c_str(), FormatCount(o.errors).c_str(),
               FormatCount(o.coalesced).c_str());
-  std::printf("  origin by cause: asked %s, sample members %s, extent neighbours %s, readahead "
-              "%s, warm-up %s\n",
+  std::printf("  origin by cause: asked %s, sample members %s, neighbours and padding %s, "
+              "readahead %s, warm-up %s\n",
               FormatBytes(o.asked_bytes()).c_str(), FormatBytes(o.member_bytes).c_str(),
               FormatBytes(o.neighbour_bytes).c_str(), FormatBytes(o.prefetch_bytes).c_str(),
               FormatBytes(o.warmup_bytes).c_str());
@@ -217,8 +217,11 @@ void PrintMemory(const fs::MemoryStats& m) {
   // The budget the daemon settled on at mount, and why.
   const MemoryBudget& b = m.plan;
   std::string where = b.limit_source == LimitSource::kPhysical ? "" : " " + b.cgroup_dir;
-  std::string clamped =
-      b.clamped ? ", CLAMPED from --ram-cache " + FormatBytes(b.requested_ram_bytes) : "";
+  std::string clamped;
+  if (b.clamped) {
+    clamped = b.explicit_ram ? ", CLAMPED from --ram-cache " + FormatBytes(b.requested_ram_bytes)
+                             : ", CLAMPED from --memory " + FormatBytes(b.requested_memory_bytes);
+  }
   std::printf("  budget    %s: RAM tier %s, prefetch %s, read buffer %s; limit %s (%s%s), %s "
               "reserved besides the RAM tier, %s used by others at mount%s\n",
               b.source(), FormatBytes(b.ram_cache_bytes).c_str(),

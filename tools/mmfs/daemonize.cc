@@ -136,8 +136,8 @@ void RaiseFileLimit() {
   }
 }
 
-// The daemon's memory beyond its tiers, kept small so that --memory leaves the RAM tier most
-// of what it is given. glibc's defaults cost it tens of MiB: an
+// The daemon's memory beyond its tiers, kept small so that shared-limit mode leaves the RAM tier
+// most of what it is given. glibc's defaults cost it tens of MiB: an
 // arena per thread (16 FUSE threads, the prefetch workers, the writers), each keeping what was
 // freed in it, and an mmap threshold that rises to the largest block freed (up to 32 MiB), after
 // which every file-sized blob comes from an arena and its memory stays there when evicted.

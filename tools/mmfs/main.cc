@@ -148,7 +148,9 @@ int main(int argc, char** argv) {
                         "it leave, followed as they grow; outside one: a RAM tier of 1/8 of "
                         "memory beside the page cache");
   mount_cmd->add_option("--ram-cache", mount.ram_cache,
-                        "RAM cache budget (default 1/8 of memory, 64M..8G)");
+                        "RAM tier budget. Default outside a memory cgroup's limit: 1/8 of memory, "
+                        "64M..8G; under one, shared-limit mode (see --memory), which this "
+                        "option alone turns off for a tier of this size beside the page cache");
   mount_cmd->add_option("--cache-dir", mount.cache_dir,
                         "Local SSD directory for the SSD cache tier (kept across mounts)");
   mount_cmd->add_option("--endpoint", mount.remote.endpoint,
