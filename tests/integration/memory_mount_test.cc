@@ -356,12 +356,14 @@ TEST_F(SharedLimitMountTest, WithNoMemoryOptionTheCgroupLimitIsSharedByDefault) 
   ThreeShuffledEpochs({}, "shared", "split     shared limit, left by others at mount");
 }
 
-// The same, and another process in the cgroup takes 32 MiB at once after epoch 1 (what forked
-// workers and piled-up batches do to a loader), more than the page-cache share (24 MiB): the
-// page cache gives way at once, then the tier, and nobody is OOM-killed.
+// The same, and another process in the cgroup takes 56 MiB at once after epoch 1 (what forked
+// workers and piled-up batches do to a loader). The daemon holds about 120 MiB of anonymous
+// memory by then, so the cgroup's unreclaimable memory passes the limit less the page-cache
+// share (168 MiB): the page cache gives way at once, then the tier, and nobody is OOM-killed.
+// (32 MiB fitted beside the tier: the page cache alone gave way, and the tier did not shrink.)
 TEST_F(SharedLimitMountTest, WithNoMemoryOptionTheTierGivesWayToOthersGrowing) {
   ThreeShuffledEpochs({}, "shared", "split     shared limit, left by others at mount",
-                      32 * kMiB);
+                      56 * kMiB);
 }
 
 void SharedLimitMountTest::ThreeShuffledEpochs(std::vector<std::string> options,
@@ -460,14 +462,20 @@ void SharedLimitMountTest::ThreeShuffledEpochs(std::vector<std::string> options,
   }
   EXPECT_TRUE(MountAnswers());
   EXPECT_EQ(cgroup_->OomKills(), 0u);
-  if (others_grow_by > 0) {
-    // It is still there, holding its memory: the tier made room rather than the kernel.
-    EXPECT_EQ(::kill(other, 0), 0) << "the growing process is gone";
-    EXPECT_GT(s["memory"]["pressure"]["shrinks"].get<uint64_t>(), 0u) << s["memory"].dump(2);
-  }
   // What the tier may hold now (the governor's target): the bound for later epochs.
   const uint64_t tier_now =
       std::min(ram, s["memory"]["pressure"]["ram_cache_bytes"].get<uint64_t>());
+  if (others_grow_by > 0) {
+    // It is still there, holding its memory: the tier made room rather than the kernel (its
+    // target went below the plan), and what reclaim cannot take back is within the limit less
+    // the page-cache share again (the governor's target; a quarter of the share for the
+    // sample in flight).
+    EXPECT_EQ(::kill(other, 0), 0) << "the growing process is gone";
+    EXPECT_LT(tier_now, ram) << s["memory"].dump(2);
+    EXPECT_LE(s["memory"]["pressure"]["unreclaimable_bytes"].get<uint64_t>(),
+              kLimit - page_cache + page_cache / 4)
+        << s["memory"].dump(2);
+  }
   const uint64_t rereads = s["origin"]["rereads"]["bytes"].get<uint64_t>();
   EXPECT_LE(rereads, 3 * dataset / 100) << s["origin"].dump(2);
   // Epoch 1 reads each origin byte about once: the samples' neighbours an extent brings are
@@ -475,8 +483,10 @@ void SharedLimitMountTest::ThreeShuffledEpochs(std::vector<std::string> options,
   EXPECT_LE(origin_per_epoch[0], dataset + dataset / 10) << s["origin"].dump(2);
   // The tier held about `tier_now` bytes through epochs 2 and 3; allow a fifth of it for files
   // in flight, the shards' rounding and the governor's margin.
+  // When others grow at the start of epoch 2, what the tier gave back then is read again in it.
   for (int epoch = 1; epoch < 3; ++epoch) {
-    EXPECT_LE(origin_per_epoch[epoch], dataset - tier_now * 4 / 5)
+    const bool shrinking = others_grow_by > 0 && epoch == 1;
+    EXPECT_LE(origin_per_epoch[epoch], shrinking ? dataset : dataset - tier_now * 4 / 5)
         << "epoch " << epoch + 1 << ", tier " << tier_now << " bytes\n" << s.dump(2);
   }
   EXPECT_LE(PeakRss(m.pid()), memory - page_cache) << s["memory"].dump(2);
