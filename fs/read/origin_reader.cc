@@ -71,14 +71,14 @@ Result<cache::Blob> OriginReader::LoadSample(const format::Entry& e,
   auto raw = ReadSpan({origin::kDatasetTree, e.record.shard}, start, span, ReadCause::kDemand);
   if (!raw.ok()) return CountError(raw.status());
   // What the read brought beside e: its sample's members and, from an extent, neighbours.
+  const uint64_t beside = span - std::min<uint64_t>(span, e.size());
   uint64_t member_bytes = 0;
   for (const format::Entry& m : members) {
     if (m.index != e.index && sample.Contains(m.index)) member_bytes += m.size();
   }
-  member_bytes = std::min(member_bytes, span - std::min<uint64_t>(span, e.size()));
+  member_bytes = std::min(member_bytes, beside);  // entries may share bytes
   member_bytes_.fetch_add(member_bytes, std::memory_order_relaxed);
-  neighbour_bytes_.fetch_add(span - std::min<uint64_t>(span, e.size()) - member_bytes,
-                             std::memory_order_relaxed);
+  neighbour_bytes_.fetch_add(beside - member_bytes, std::memory_order_relaxed);
   cache::Blob wanted;
   for (const format::Entry& m : members) {
     std::string_view bytes(raw->data() + (m.record.data_offset - start), m.size());
