@@ -337,6 +337,7 @@ void SsdTier::WriterLoop() {
     if (op.blob == nullptr) {
       ::unlinkat(dir_fd_.get(), RelPath(op.key).c_str(), 0);
     } else {
+      if (options_.before_write) options_.before_write();
       // Before every write: a guard checked now and then lets a burst of writes fill the disk.
       s = CheckRoom(op.blob->size() + kHeaderBytes);
       if (s.ok()) s = WriteEntry(op.key, *op.blob);
@@ -347,7 +348,9 @@ void SsdTier::WriterLoop() {
       if (op.blob != nullptr) {
         if (pending_.erase(op.key) > 0) pending_bytes_ -= op.blob->size();
         if (s.ok()) {
-          problem_.clear();
+          // A smaller entry queued behind one the guard refused may still fit; admission stays
+          // stopped (disk_full_) and the guard stays the reason until Insert finds room again.
+          if (!disk_full_) problem_.clear();
         } else {
           // Not stored: the policy must not claim it (warm-up and --check count on this).
           policy_.Remove(op.key);

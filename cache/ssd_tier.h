@@ -30,6 +30,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,6 +51,9 @@ struct SsdTierOptions {
   uint64_t expected_keys = 1 << 16;
   double min_free_fraction = 0.05;       // stop admitting below this much free space
   uint64_t max_pending_bytes = 64 << 20; // write queue bound
+  // Tests only: called on the writer thread before each write, outside the lock (a test holds
+  // the writer back to fill the queue first, as a slow disk would).
+  std::function<void()> before_write;
 };
 
 class SsdTier final : public CacheTier {

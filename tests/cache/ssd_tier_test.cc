@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -35,8 +38,10 @@ class SsdTierTest : public ::testing::Test {
     return t.ok() ? std::move(t).value() : nullptr;
   }
   Result<std::unique_ptr<SsdTier>> TryOpen(const std::string& dir, double min_free = 0.0,
-                                           uint64_t budget = 1 << 20) {
+                                           uint64_t budget = 1 << 20,
+                                           std::function<void()> before_write = {}) {
     SsdTierOptions o;
+    o.before_write = std::move(before_write);
     o.dir = dir;
     o.name_space = "ds-test";
     o.budget_bytes = budget;
@@ -393,6 +398,46 @@ TEST_F(SsdTierTest, FreeSpaceGuardHoldsOnASmallDisk) {
     EXPECT_NE(t->AdmissionProblem().find("free-space guard"), std::string::npos)
         << t->AdmissionProblem();
   }
+}
+
+// Entries queued faster than they are written: after the guard refuses a large one, a small one
+// behind it still fits. Admission stays stopped, and the guard stays the reason (warm-up counts
+// what a tier did not store by it; an emptied reason turned "not stored" into "not admitted").
+TEST_F(SsdTierTest, TheGuardStaysTheReasonWhenASmallerEntryStillFits) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  SmallDisk disk(tmp_ / "small");
+  ASSERT_TRUE(disk.mounted());
+  // The writer waits until everything is queued.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool queued = false;
+  auto opened = TryOpen(tmp_ / "small", /*min_free=*/0.05, /*budget=*/100 << 20, [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return queued; });
+  });
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto& t = *opened;
+  // 25 MiB of large entries for a 20 MiB disk, then a one-byte one, queued (within the 64 MiB
+  // queue bound) before the first write: the guard refuses the large entries past 19 MiB, while
+  // the small one still fits in what they leave above it.
+  for (CacheKey k = 0; k < 250; ++k) Put(*t, k, std::string(100 << 10, 'z'));
+  Put(*t, 1000, "s");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    queued = true;
+  }
+  cv.notify_all();
+  t->Flush();
+  EXPECT_GE(disk.FreeFraction(), 0.05);
+  EXPECT_TRUE(t->Counters().admission_paused);
+  EXPECT_NE(t->AdmissionProblem().find("free-space guard"), std::string::npos)
+      << t->AdmissionProblem();
+  EXPECT_TRUE(t->Contains(1000));  // written after the trip
+  // What it claims is what it holds.
+  uint64_t held = 0;
+  for (CacheKey k = 0; k < 250; ++k) held += t->Contains(k);
+  EXPECT_EQ(held + 1, t->Counters().entries);
+  EXPECT_LT(held, 250u);
 }
 
 // The cache folder deleted under a running tier: writes fail, and the reason names it.
