@@ -21,6 +21,10 @@ stages=${MMFS_BUILDS:-"release asan tsan fuzz fresh"}
 label=${MMFS_CTEST_LABEL:-}
 status=0
 timings=()
+# CI keeps only the tail of the log, so the failed tests' names and the end of their output are
+# printed again after the stage timings.
+digest=$(mktemp)
+trap 'rm -f "$digest"' EXIT
 total_start=$SECONDS
 
 stage_start=$SECONDS
@@ -31,7 +35,24 @@ run_ctest() {
   local preset=$1
   local args=(--test-dir "build/$preset" --output-on-failure -j "$jobs")
   [[ -n $label ]] && args+=(-L "$label")
-  ctest "${args[@]}"
+  ctest "${args[@]}" && return 0
+  local dir="build/$preset/Testing/Temporary"
+  {
+    echo "--- $preset: failed tests"
+    sed 's/^/  /' "$dir/LastTestsFailed.log" 2>/dev/null
+    local name output
+    while IFS=: read -r _ name; do
+      output=$(awk -v n="$name" '!on && index($0, " Testing: ") &&
+          substr($0, index($0, " Testing: ") + 10) == n { on = 1; next }
+          on && /^<end of output>/ { exit } on' "$dir/LastTest.log")
+      echo "--- $preset: $name: its failures"
+      grep -E -A6 ': Failure$|WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error|Timeout' \
+        <<< "$output" | head -n 80
+      echo "--- $preset: $name: the end of its output"
+      tail -n 15 <<< "$output"
+    done < "$dir/LastTestsFailed.log"
+  } >> "$digest"
+  return 1
 }
 
 for stage in $stages; do
@@ -85,4 +106,8 @@ done
 echo "=== stages"
 printf '  %s\n' "${timings[@]}"
 printf '  %-10s %5d s\n' total $((SECONDS - total_start))
+if [[ -s $digest ]]; then
+  echo "=== failures"
+  cat "$digest"
+fi
 exit $status
