@@ -125,13 +125,17 @@ def need(path, what, disk=0, inodes=0):
 
 
 def memory_of(root):
-    """The daemon's RSS and what its RAM tier and read buffer hold, from `mmfs stats --json`."""
+    """The daemon's RSS and what its RAM tier and read buffer hold, from `mmfs stats --json`.
+
+    beyond_tiers is VmRSS less the tier; own_beyond_tiers also leaves out the mapped files'
+    pages (the index: page cache the daemon maps, which the kernel would hold for any reader)."""
     s = json.loads(run([MMFS, "stats", "--json", root]).stdout)
     ram = next((t.get("bytes_used", 0) for t in s["cache"]["tiers"] if t.get("name") == "ram"), 0)
     rss = s["memory"]["rss_bytes"]
-    return {"rss": rss, "ram_tier": ram,
+    mapped = s["memory"].get("rss_file_bytes", 0)
+    return {"rss": rss, "ram_tier": ram, "mapped_files": mapped,
             "read_buffer": s["cache"].get("read_buffer", {}).get("bytes_held", 0),
-            "beyond_tiers": rss - ram}
+            "beyond_tiers": rss - ram, "own_beyond_tiers": max(0, rss - mapped - ram)}
 
 
 class Bench:
@@ -508,8 +512,14 @@ class Bench:
                       {"mmfs": m["beyond_tiers"] / 2**20}, unit="MiB", refs=(),
                       commands={"mmfs": how[when]},
                       note=(f"RSS {m['rss'] / 2**20:,.0f} MiB, RAM tier {m['ram_tier'] / 2**20:,.0f}"
-                            f" MiB, read buffer {m['read_buffer'] / 2**20:,.0f} MiB"),
+                            f" MiB, read buffer {m['read_buffer'] / 2**20:,.0f} MiB, mapped files "
+                            f"(the index) {m['mapped_files'] / 2**20:,.0f} MiB"),
                       extra=m)
+            self.emit("verify", f"daemon memory of its own beyond its RAM tier, {when} (MiB)",
+                      {"mmfs": m["own_beyond_tiers"] / 2**20}, unit="MiB", refs=(),
+                      commands={"mmfs": how[when] + "; less memory.rss_file_bytes"},
+                      note="VmRSS less the mapped files' pages (statm's shared: the index) and "
+                           "the RAM tier", extra=m)
 
     def step_view(self):
         self.ensure_pack()

@@ -415,6 +415,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.dataset = {dataset_->dir(), m.files, m.directories, m.samples, m.total_bytes,
                m.shards.size()};
   s.memory = MemoryStatsOf(ProcessResidentBytes(), governor_.load());
+  s.memory.rss_file_bytes = ProcessFileResidentBytes();
   s.memory.index_bytes = m.index_size;
   s.memory.index_locked = dataset_->index_locked();
   metrics_.Report(&s);

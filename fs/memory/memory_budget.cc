@@ -281,8 +281,10 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
   const uint64_t buffer = std::clamp<uint64_t>(scale / 16, 4 * kMiB, 64 * kMiB);
   b.prefetch_bytes = buffer;
   b.read_buffer_bytes = buffer;
+  b.index_counted_as_read = b.shared_limit() && request.lock_index.value_or(true);
   b.reserved_bytes = kBaseBytes + uint64_t{request.threads} * kPerThreadBytes +
-                     request.index_bytes + b.prefetch_bytes + b.read_buffer_bytes +
+                     (b.index_counted_as_read ? 0 : request.index_bytes) + b.prefetch_bytes +
+                     b.read_buffer_bytes +
                      (request.ssd_tier ? kQueueBytes : 0) +
                      (request.cluster_tier ? kQueueBytes : 0);
   uint64_t room;
@@ -344,7 +346,9 @@ std::string MemoryBudget::Explain() const {
   std::string out = "RAM tier " + FormatBytes(ram_cache_bytes) + " (" + why + "); limit " + limit +
                     ", the daemon needs " + FormatBytes(reserved_bytes) +
                     " besides its RAM tier (prefetch " + FormatBytes(prefetch_bytes) +
-                    ", read buffer " + FormatBytes(read_buffer_bytes) + "), others use " +
+                    ", read buffer " + FormatBytes(read_buffer_bytes) +
+                    (index_counted_as_read ? "; the locked index counted as it is read" : "") +
+                    "), others use " +
                     FormatBytes(in_use_bytes);
   if (shared_limit()) {
     out += "; left to the kernel for the mount's page cache: ";
@@ -432,6 +436,13 @@ uint64_t ProcessResidentBytes() {
   uint64_t pages_total = 0, pages_resident = 0;
   if (!(statm >> pages_total >> pages_resident)) return 0;
   return pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+uint64_t ProcessFileResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages_total = 0, pages_resident = 0, pages_shared = 0;
+  if (!(statm >> pages_total >> pages_resident >> pages_shared)) return 0;
+  return pages_shared * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace mmfs

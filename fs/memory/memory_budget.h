@@ -105,12 +105,16 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root = "/
 
 // This process's resident set (VmRSS, from /proc/self/statm), in bytes; 0 if unreadable.
 uint64_t ProcessResidentBytes();
+// Of it, the pages of mapped files (RssFile + RssShmem, statm's third field): for the daemon the
+// mapped index, which is page cache rather than memory of its own. 0 if unreadable.
+uint64_t ProcessFileResidentBytes();
 
 struct BudgetRequest {
   std::optional<uint64_t> memory_bytes;     // --memory: all the mount may use; nullopt: derived
                                             // (shared-limit mode under a cgroup limit)
   std::optional<uint64_t> ram_cache_bytes;  // --ram-cache; nullopt: the default
   uint64_t index_bytes = 0;                 // the mapped index file
+  std::optional<bool> lock_index;           // -o lock_index; nullopt: locked in shared-limit mode
   unsigned threads = 16;                    // FUSE worker threads at most
   bool ssd_tier = false;                    // its write queue holds up to 64 MiB
   bool cluster_tier = false;                // its fill queue holds up to 64 MiB
@@ -133,6 +137,11 @@ struct MemoryBudget {
   uint64_t requested_memory_bytes = 0;
   uint64_t page_cache_bytes = 0;
   bool memory_given = false;  // --memory was given (else shared-limit mode is the default's)
+  // Shared-limit mode with the index locked: its pages are not reserved up front but counted as
+  // they are read. Locked pages leave the kernel's file LRU lists (they go on the unevictable
+  // list), so the governor's samples count them as unreclaimable memory, and the tier gives way
+  // as the index fills in; an epoch over part of a large dataset touches part of its index.
+  bool index_counted_as_read = false;
   bool shared_limit() const { return memory_bytes > 0; }
   // Shared-limit mode: the most unreclaimable memory the limit may hold, the limit less the
   // page-cache share (the governor's target; stats show it beside what it judges).

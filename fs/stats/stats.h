@@ -132,6 +132,7 @@ struct ViewStats {
 
 struct MemoryStats {
   uint64_t rss_bytes = 0;
+  uint64_t rss_file_bytes = 0;  // of rss_bytes, mapped files' pages (the index): page cache
   // Hold once: tier-held files dropped from the mount's page cache, and drops not done.
   uint64_t page_cache_drops = 0, page_cache_drops_skipped = 0;
   // The mapped index: its size and whether its pages are locked once read (-o lock_index).

@@ -57,6 +57,7 @@ nlohmann::json RemoteJson(const std::optional<origin::RemoteStatsSnapshot>& r) {
 
 nlohmann::json MemoryJson(const MemoryStats& m) {
   nlohmann::json j = {{"rss_bytes", m.rss_bytes},
+                      {"rss_file_bytes", m.rss_file_bytes},
                       {"hold_once",
                        {{"dropped_files", m.page_cache_drops},
                         {"skipped", m.page_cache_drops_skipped}}},
@@ -78,6 +79,7 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                  {"memory_bytes", b.memory_bytes},
                  {"requested_memory_bytes", b.requested_memory_bytes},
                  {"memory_given", b.memory_given},
+                 {"index_counted_as_read", b.index_counted_as_read},
                  {"page_cache_bytes", b.page_cache_bytes},
                  {"explanation", b.Explain()}};
   const GovernorCounters& c = m.governor;

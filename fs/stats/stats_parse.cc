@@ -95,6 +95,7 @@ Pressure PressureFromName(const std::string& name) {
 MemoryStats MemoryFromJson(const json& j) {
   MemoryStats m;
   Read(j, "rss_bytes", &m.rss_bytes);
+  Read(j, "rss_file_bytes", &m.rss_file_bytes);
   Read(Part(j, "hold_once"), "dropped_files", &m.page_cache_drops);
   Read(Part(j, "hold_once"), "skipped", &m.page_cache_drops_skipped);
   Read(Part(j, "index"), "bytes", &m.index_bytes);
@@ -122,6 +123,7 @@ MemoryStats MemoryFromJson(const json& j) {
   plan.memory_given = source == "memory";
   Read(b, "memory_given", &plan.memory_given);
   Read(b, "page_cache_bytes", &plan.page_cache_bytes);
+  Read(b, "index_counted_as_read", &plan.index_counted_as_read);
   // "explicit" is a --ram-cache without --memory; with --memory, a --ram-cache shows as the
   // size it asked for (set only when given).
   plan.explicit_ram = source == "explicit" || plan.requested_ram_bytes > 0;

@@ -192,6 +192,9 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(s.listed_entries));
   w.Single("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.", ds,
            d(s.memory.rss_bytes));
+  w.Single("mmfs_resident_file_memory_bytes", "gauge",
+           "Of the daemon's resident set, the pages of mapped files (the index): page cache.", ds,
+           d(s.memory.rss_file_bytes));
   w.Single("mmfs_index_locked", "gauge", "1 if the index's pages are locked in memory once read.",
            ds, s.memory.index_locked ? 1 : 0);
   if (s.memory.governed) {

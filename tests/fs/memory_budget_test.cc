@@ -255,6 +255,21 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   EXPECT_EQ(g.page_cache_bytes, b.page_cache_bytes);
   // cgroup v2 (a systemd unit's MemoryMax=) alike.
   EXPECT_TRUE(PlanMemoryBudget(CgroupLimit(512 * kMiB, 2), {}).shared_limit());
+  // The locked index is not reserved up front (the governor counts its pages as they are read):
+  // a 152 MB index of a million samples left a quarter of a 611 MiB cgroup's tier unused when
+  // an epoch read a tenth of them. Unlocked, it is reserved as before.
+  BudgetRequest big = r;
+  big.index_bytes = 152 * kMiB;
+  MemoryBudget live = PlanMemoryBudget(CgroupLimit(831000000), big);
+  EXPECT_TRUE(live.index_counted_as_read);
+  EXPECT_EQ(live.reserved_bytes, b.reserved_bytes);
+  EXPECT_NE(live.Explain().find("the locked index counted as it is read"), std::string::npos)
+      << live.Explain();
+  big.lock_index = false;
+  MemoryBudget unlocked = PlanMemoryBudget(CgroupLimit(831000000), big);
+  EXPECT_FALSE(unlocked.index_counted_as_read);
+  EXPECT_EQ(unlocked.reserved_bytes, b.reserved_bytes + 152 * kMiB);
+  EXPECT_EQ(unlocked.ram_cache_bytes, live.ram_cache_bytes - 152 * kMiB);
   // --ram-cache alone keeps a tier of that size beside the page cache.
   BudgetRequest ram;
   ram.ram_cache_bytes = 64 * kMiB;
@@ -262,6 +277,7 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   EXPECT_FALSE(b.shared_limit());
   EXPECT_STREQ(b.source(), "explicit");
   EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  EXPECT_FALSE(b.index_counted_as_read);  // beside the page cache: the index reserved
   // A large limit: the page-cache share stops at 512 MiB, the tier takes the rest.
   b = PlanMemoryBudget(CgroupLimit(16 * kGiB), {});
   EXPECT_TRUE(b.shared_limit());

@@ -79,6 +79,7 @@ StatsSnapshot Filled() {
   s.listed_entries = next();
   s.largest_readdir_request = next();
   s.memory.rss_bytes = next();
+  s.memory.rss_file_bytes = next();
   s.memory.page_cache_drops = next();
   s.memory.page_cache_drops_skipped = next();
   s.memory.index_bytes = next();
@@ -97,6 +98,7 @@ StatsSnapshot Filled() {
   b.requested_memory_bytes = next();
   b.page_cache_bytes = next();
   b.memory_given = true;
+  b.index_counted_as_read = true;
   b.explicit_ram = true;
   b.requested_ram_bytes = next();
   b.clamped = true;

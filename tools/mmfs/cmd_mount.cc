@@ -104,6 +104,7 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   request.memory_bytes = opts->memory;
   request.ram_cache_bytes = opts->ram_cache;
   request.index_bytes = dataset.manifest().index_size;
+  request.lock_index = opts->lock_index;
   request.threads = opts->mount.max_threads;
   request.ssd_tier = !opts->cache_dir.empty();
   request.cluster_tier = !opts->cluster_servers.empty();

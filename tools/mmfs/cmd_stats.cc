@@ -209,10 +209,13 @@ void PrintMemory(const fs::MemoryStats& m) {
       m.index_bytes == 0 ? ""
                          : ", index " + FormatBytes(m.index_bytes) +
                                (m.index_locked ? " locked in memory" : " not locked");
-  std::printf("  memory    daemon RSS %s, %s tier-held files dropped from the page cache (held "
+  // The mapped index's pages are page cache the daemon maps, not memory of its own.
+  const std::string mapped =
+      m.rss_file_bytes == 0 ? "" : " (" + FormatBytes(m.rss_file_bytes) + " of it mapped files)";
+  std::printf("  memory    daemon RSS %s%s, %s tier-held files dropped from the page cache (held "
               "once)%s\n",
-              FormatBytes(m.rss_bytes).c_str(), FormatCount(m.page_cache_drops).c_str(),
-              index.c_str());
+              FormatBytes(m.rss_bytes).c_str(), mapped.c_str(),
+              FormatCount(m.page_cache_drops).c_str(), index.c_str());
   if (!m.governed) return;
   // The budget the daemon settled on at mount, and why.
   const MemoryBudget& b = m.plan;
