@@ -128,7 +128,7 @@ def memory_of(root):
     """The daemon's RSS and what its RAM tier and read buffer hold, from `mmfs stats --json`.
 
     beyond_tiers is VmRSS less the tier; own_beyond_tiers also leaves out the mapped files'
-    pages (the index: page cache the daemon maps, which the kernel would hold for any reader)."""
+    pages (the libraries' code and the index: page cache the daemon maps)."""
     s = json.loads(run([MMFS, "stats", "--json", root]).stdout)
     ram = next((t.get("bytes_used", 0) for t in s["cache"]["tiers"] if t.get("name") == "ram"), 0)
     rss = s["memory"]["rss_bytes"]
@@ -513,13 +513,13 @@ class Bench:
                       commands={"mmfs": how[when]},
                       note=(f"RSS {m['rss'] / 2**20:,.0f} MiB, RAM tier {m['ram_tier'] / 2**20:,.0f}"
                             f" MiB, read buffer {m['read_buffer'] / 2**20:,.0f} MiB, mapped files "
-                            f"(the index) {m['mapped_files'] / 2**20:,.0f} MiB"),
+                            f"(code, the index) {m['mapped_files'] / 2**20:,.0f} MiB"),
                       extra=m)
             self.emit("verify", f"daemon memory of its own beyond its RAM tier, {when} (MiB)",
                       {"mmfs": m["own_beyond_tiers"] / 2**20}, unit="MiB", refs=(),
                       commands={"mmfs": how[when] + "; less memory.rss_file_bytes"},
-                      note="VmRSS less the mapped files' pages (statm's shared: the index) and "
-                           "the RAM tier", extra=m)
+                      note="VmRSS less the mapped files' pages (statm's shared: the libraries' "
+                           "code, the index) and the RAM tier", extra=m)
 
     def step_view(self):
         self.ensure_pack()

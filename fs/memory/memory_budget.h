@@ -105,8 +105,9 @@ MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root = "/
 
 // This process's resident set (VmRSS, from /proc/self/statm), in bytes; 0 if unreadable.
 uint64_t ProcessResidentBytes();
-// Of it, the pages of mapped files (RssFile + RssShmem, statm's third field): for the daemon the
-// mapped index, which is page cache rather than memory of its own. 0 if unreadable.
+// Of it, the pages of mapped files (RssFile + RssShmem, statm's third field): for the daemon its
+// libraries' code (about 6 MiB) and the mapped index, page cache rather than memory of its own.
+// 0 if unreadable.
 uint64_t ProcessFileResidentBytes();
 
 struct BudgetRequest {

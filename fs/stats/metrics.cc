@@ -1,5 +1,7 @@
 #include "fs/stats/metrics.h"
 
+#include <sys/resource.h>
+
 #include <bit>
 
 #include "fs/stats/stats.h"
@@ -59,6 +61,13 @@ void Metrics::NoteListing(size_t request_bytes, uint64_t entries) {
 void Metrics::Report(StatsSnapshot* out) const {
   out->uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  struct rusage ru {};
+  if (::getrusage(RUSAGE_SELF, &ru) == 0) {
+    auto seconds = [](const timeval& tv) {
+      return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+    };
+    out->cpu = {seconds(ru.ru_utime), seconds(ru.ru_stime)};
+  }
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
     const OpStats& o = op(static_cast<Op>(i));
     out->requests.push_back({std::string(OpName(static_cast<Op>(i))), o.count(), o.errors(),

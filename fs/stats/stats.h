@@ -132,7 +132,7 @@ struct ViewStats {
 
 struct MemoryStats {
   uint64_t rss_bytes = 0;
-  uint64_t rss_file_bytes = 0;  // of rss_bytes, mapped files' pages (the index): page cache
+  uint64_t rss_file_bytes = 0;  // of rss_bytes, mapped files' pages (code, the index): page cache
   // Hold once: tier-held files dropped from the mount's page cache, and drops not done.
   uint64_t page_cache_drops = 0, page_cache_drops_skipped = 0;
   // The mapped index: its size and whether its pages are locked once read (-o lock_index).
@@ -205,10 +205,25 @@ struct StatsQuery {
   size_t reader_top = 8;
 };
 
+// The daemon's CPU time since it started (getrusage, every thread: FUSE workers, prefetchers,
+// the governor, the SSD writer).
+struct CpuStats {
+  double user_seconds = 0, system_seconds = 0;
+};
+
 struct StatsSnapshot {
   DatasetStats dataset;
   double uptime_seconds = 0;
+  CpuStats cpu;
   std::vector<RequestStats> requests;  // in Op order
+  // CPU milliseconds per 1,000 requests that reached the daemon (what a request costs it, the
+  // wake-ups and copies of the /dev/fuse transport included); 0 before any request.
+  double CpuMillisPerThousandRequests() const {
+    uint64_t n = 0;
+    for (const RequestStats& r : requests) n += r.count;
+    const double seconds = cpu.user_seconds + cpu.system_seconds;
+    return n == 0 ? 0 : seconds * 1000.0 * 1000.0 / static_cast<double>(n);
+  }
   uint64_t bytes_served = 0;
   std::vector<TierStats> tiers;        // ram, ssd, cluster
   cache::ReadBufferCounters read_buffer;

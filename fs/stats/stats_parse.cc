@@ -259,6 +259,8 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
     Read(ds, "bytes", &s.dataset.bytes);
     Read(ds, "shards", &s.dataset.shards);
     Read(j, "uptime_seconds", &s.uptime_seconds);
+    Read(Part(j, "cpu"), "user_seconds", &s.cpu.user_seconds);
+    Read(Part(j, "cpu"), "system_seconds", &s.cpu.system_seconds);
     for (const auto& [op, r] : Part(j, "requests").items()) {
       RequestStats rs;
       rs.op = op;

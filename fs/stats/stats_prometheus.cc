@@ -64,6 +64,10 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
   auto d = [](uint64_t v) { return static_cast<double>(v); };
   w.Single("mmfs_uptime_seconds", "gauge", "Seconds since the daemon started serving.", ds,
            s.uptime_seconds);
+  w.Family("mmfs_cpu_seconds_total", "counter",
+           "CPU time of the daemon since it started, every thread, by mode.");
+  w.Sample("mmfs_cpu_seconds_total", with("mode=\"user\""), s.cpu.user_seconds);
+  w.Sample("mmfs_cpu_seconds_total", with("mode=\"system\""), s.cpu.system_seconds);
   const std::vector<const RequestStats*> requests = ByName(s.requests);
   w.Family("mmfs_requests_total", "counter", "FUSE requests that reached the daemon, by operation.");
   for (const RequestStats* r : requests) {
@@ -193,7 +197,7 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
   w.Single("mmfs_resident_memory_bytes", "gauge", "Resident set size of the daemon.", ds,
            d(s.memory.rss_bytes));
   w.Single("mmfs_resident_file_memory_bytes", "gauge",
-           "Of the daemon's resident set, the pages of mapped files (the index): page cache.", ds,
+           "Of the daemon's resident set, the pages of mapped files (its code, the index).", ds,
            d(s.memory.rss_file_bytes));
   w.Single("mmfs_index_locked", "gauge", "1 if the index's pages are locked in memory once read.",
            ds, s.memory.index_locked ? 1 : 0);

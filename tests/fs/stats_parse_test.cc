@@ -16,6 +16,7 @@ StatsSnapshot Filled() {
   StatsSnapshot s;
   s.dataset = {"/data/ds.mmfs", next(), next(), next(), next(), next()};
   s.uptime_seconds = 12.5;
+  s.cpu = {1.25, 0.5};
   s.requests = {{"lookup", next(), next(), next(), next()}, {"read", next(), next(), next(), next()}};
   s.bytes_served = next();
   for (const char* name : {"ram", "ssd", "cluster"}) {
@@ -234,6 +235,19 @@ TEST(StatsParseTest, MissingPartsReadAsDefaultsAndWrongKindsAreNamed) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
   EXPECT_FALSE(StatsFromJson(nlohmann::json::array()).ok());
+}
+
+// What a request costs the daemon: its CPU time over the requests that reached it.
+TEST(StatsSnapshotTest, CpuPerThousandRequestsCountsEveryOperation) {
+  StatsSnapshot s;
+  s.cpu = {1.5, 0.5};
+  EXPECT_EQ(s.CpuMillisPerThousandRequests(), 0.0);  // no request yet
+  s.requests = {{"read", 1500, 0, 10, 20}, {"lookup", 500, 0, 5, 9}};
+  EXPECT_DOUBLE_EQ(s.CpuMillisPerThousandRequests(), 1000.0);  // 2 s over 2,000 requests
+  const std::string prom = StatsPrometheus(s);
+  EXPECT_NE(prom.find("mmfs_cpu_seconds_total{dataset=\"\",mode=\"system\"} 0.5"),
+            std::string::npos)
+      << prom;
 }
 
 }  // namespace

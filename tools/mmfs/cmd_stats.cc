@@ -209,9 +209,12 @@ void PrintMemory(const fs::MemoryStats& m) {
       m.index_bytes == 0 ? ""
                          : ", index " + FormatBytes(m.index_bytes) +
                                (m.index_locked ? " locked in memory" : " not locked");
-  // The mapped index's pages are page cache the daemon maps, not memory of its own.
+  // Mapped files' pages (the libraries' code, the index) are page cache the daemon maps, not
+  // memory of its own.
   const std::string mapped =
-      m.rss_file_bytes == 0 ? "" : " (" + FormatBytes(m.rss_file_bytes) + " of it mapped files)";
+      m.rss_file_bytes == 0
+          ? ""
+          : " (" + FormatBytes(m.rss_file_bytes) + " of it mapped files: code, the index)";
   std::printf("  memory    daemon RSS %s%s, %s tier-held files dropped from the page cache (held "
               "once)%s\n",
               FormatBytes(m.rss_bytes).c_str(), mapped.c_str(),
@@ -273,6 +276,9 @@ void PrintHuman(const std::string& mnt, const fs::StatsSnapshot& s) {
   std::printf("  errors    %s checksum mismatches, %s I/O errors\n",
               FormatCount(s.checksum_errors).c_str(), FormatCount(s.io_errors).c_str());
   PrintMemory(s.memory);
+  std::printf("  cpu       %.2f s (%.2f user, %.2f system), %.1f ms per 1,000 requests\n",
+              s.cpu.user_seconds + s.cpu.system_seconds, s.cpu.user_seconds,
+              s.cpu.system_seconds, s.CpuMillisPerThousandRequests());
   // Who reads the mount and whether loading is their bottleneck (a daemon without: nothing).
   if (s.readers.enabled) std::printf("\n%s", ReadersSection(s.readers).c_str());
   std::printf("\n  %-10s %12s %8s %10s %10s\n", "request", "count", "errors", "p50", "p99");
