@@ -47,7 +47,7 @@ base/file_util.cc|OpenFile|5|the generic helpers (whole files, fsync, durable wr
 base/file_util.cc|PreadFull|1|the generic helper's definition
 base/file_util.cc|ReadWholeFile|1|the generic helper's definition
 base/file_util.cc|HashFile|1|the generic helper's definition
-fs/memory/memory_budget.cc|fstream|4|cgroup and /proc files of the memory plan
+fs/memory/memory_budget.cc|fstream|3|cgroup and /proc files of the memory plan
 base/mount_table.cc|fstream|2|/proc/self/mountinfo
 fs/format/dataset.cc|OpenDatasetFile|1|the index, mapped (index handling stays in Dataset)
 fs/format/dataset.cc|ReadDatasetFile|1|the manifest

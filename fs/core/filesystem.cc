@@ -414,8 +414,9 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   const format::Manifest& m = dataset_->manifest();
   s.dataset = {dataset_->dir(), m.files, m.directories, m.samples, m.total_bytes,
                m.shards.size()};
-  s.memory = MemoryStatsOf(ProcessResidentBytes(), governor_.load());
-  s.memory.rss_file_bytes = ProcessFileResidentBytes();
+  const ResidentMemory resident = ProcessResident();
+  s.memory = MemoryStatsOf(resident.bytes, governor_.load());
+  s.memory.rss_file_bytes = resident.file_bytes;
   s.memory.index_bytes = m.index_size;
   s.memory.index_locked = dataset_->index_locked();
   metrics_.Report(&s);

@@ -431,18 +431,12 @@ Pressure AssessPressure(uint64_t limit_bytes, const MemorySample& prev, const Me
   return Pressure::kLow;
 }
 
-uint64_t ProcessResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages_total = 0, pages_resident = 0;
-  if (!(statm >> pages_total >> pages_resident)) return 0;
-  return pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
-uint64_t ProcessFileResidentBytes() {
+ResidentMemory ProcessResident() {
   std::ifstream statm("/proc/self/statm");
   uint64_t pages_total = 0, pages_resident = 0, pages_shared = 0;
-  if (!(statm >> pages_total >> pages_resident >> pages_shared)) return 0;
-  return pages_shared * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (!(statm >> pages_total >> pages_resident >> pages_shared)) return {};
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return {pages_resident * page, pages_shared * page};
 }
 
 }  // namespace mmfs

@@ -103,12 +103,14 @@ struct MemorySample {
 };
 MemorySample SampleMemory(const MemoryLimit& limit, const std::string& root = "/");
 
-// This process's resident set (VmRSS, from /proc/self/statm), in bytes; 0 if unreadable.
-uint64_t ProcessResidentBytes();
-// Of it, the pages of mapped files (RssFile + RssShmem, statm's third field): for the daemon its
-// libraries' code (about 6 MiB) and the mapped index, page cache rather than memory of its own.
-// 0 if unreadable.
-uint64_t ProcessFileResidentBytes();
+// This process's resident set (VmRSS) and, of it, the pages of mapped files (RssFile + RssShmem):
+// for the daemon its libraries' code (about 6 MiB) and the mapped index, page cache rather than
+// memory of its own. One read of /proc/self/statm; zeros if unreadable.
+struct ResidentMemory {
+  uint64_t bytes = 0;
+  uint64_t file_bytes = 0;
+};
+ResidentMemory ProcessResident();
 
 struct BudgetRequest {
   std::optional<uint64_t> memory_bytes;     // --memory: all the mount may use; nullopt: derived

@@ -611,5 +611,14 @@ TEST(MemoryGovernorTest, ThreadSamplesTheFakeTreeUntilDestroyed) {
   EXPECT_GE(applies.load(), 1);
 }
 
+// One read of statm gives both: the resident set, and the mapped files' part of it (this test
+// binary's own code at least).
+TEST(ProcessResidentTest, MappedFilesArePartOfTheResidentSet) {
+  const ResidentMemory r = ProcessResident();
+  EXPECT_GT(r.bytes, 0u);
+  EXPECT_GT(r.file_bytes, 0u);
+  EXPECT_LE(r.file_bytes, r.bytes);
+}
+
 }  // namespace
 }  // namespace mmfs
