@@ -70,6 +70,12 @@ fi
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${packages[@]}"
 
+# libfuse 3.18 with io_uring, static, in a prefix of its own, for the io_uring transport (the
+# demo builds against Debian's libfuse 3.14 and serves over /dev/fuse).
+if [[ $profile != --demo ]]; then
+  bash "$(dirname "${BASH_SOURCE[0]}")/build-libfuse-uring.sh"
+fi
+
 # s3rver for the S3 tests (tests/s3rver_helper.h), in a prefix of its own so that nothing else
 # on the machine sees its node modules; skipped when that version is there already.
 s3rver_version=3.7.1
