@@ -6,6 +6,8 @@
 #            `release` preset is the same build); every test (ctest), then the package test (.deb
 #            built, installed, mounted from /etc/fstab, purged) and `cmake --install` into a
 #            prefix, run from there
+#   ring     the mount tests again on the release build, with the kernel offering FUSE over
+#            io_uring (skipped where it cannot)
 #   asan     ASan+UBSan build with clang 14 (so clang builds the whole tree too), every test
 #   tsan     TSan build (GCC 12, -O2), every test
 #   fuzz     the libFuzzer targets, MMFS_FUZZ_SECONDS (30) each
@@ -17,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-stages=${MMFS_BUILDS:-"release asan tsan fuzz fresh"}
+stages=${MMFS_BUILDS:-"release ring asan tsan fuzz fresh"}
 label=${MMFS_CTEST_LABEL:-}
 status=0
 timings=()
@@ -32,23 +34,23 @@ bash tools/install-deps.sh
 timings+=("$(printf '%-10s %5d s' install $((SECONDS - stage_start)))")
 
 run_ctest() {
-  local preset=$1
+  local preset=$1 shown=${2:-$1}
   local args=(--test-dir "build/$preset" --output-on-failure -j "$jobs")
   [[ -n $label ]] && args+=(-L "$label")
   ctest "${args[@]}" && return 0
   local dir="build/$preset/Testing/Temporary"
   {
-    echo "--- $preset: failed tests"
+    echo "--- $shown: failed tests"
     sed 's/^/  /' "$dir/LastTestsFailed.log" 2>/dev/null
     local name output
     while IFS=: read -r _ name; do
       output=$(awk -v n="$name" '!on && index($0, " Testing: ") &&
           substr($0, index($0, " Testing: ") + 10) == n { on = 1; next }
           on && /^<end of output>/ { exit } on' "$dir/LastTest.log")
-      echo "--- $preset: $name: its failures"
+      echo "--- $shown: $name: its failures"
       grep -E -A6 ': Failure$|WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error|Timeout' \
         <<< "$output" | head -n 80
-      echo "--- $preset: $name: the end of its output"
+      echo "--- $shown: $name: the end of its output"
       tail -n 15 <<< "$output"
     done < "$dir/LastTestsFailed.log"
   } >> "$digest"
@@ -86,6 +88,27 @@ for stage in $stages; do
         bash packaging/test-deb.sh build/release || { echo "=== FAILED: package test"; result=FAILED; }
       fi
       ;;
+    ring)
+      # The mount suite again on the release build, with the kernel offering FUSE over io_uring:
+      # every mount left to choose (-o transport=auto) serves over the ring, which each
+      # ForegroundMount checks (MMFS_TEST_EXPECT_RING). The kernel's setting is put back after.
+      param=/sys/module/fuse/parameters/enable_uring
+      if [[ ! -w $param ]]; then
+        echo "=== ring: skipped: $param is missing or not writable (no FUSE over io_uring)"
+      elif [[ ! -x build/release/mmfs ]]; then
+        echo "=== FAILED: the ring stage needs the release build"; result=FAILED
+      else
+        before=$(cat "$param")
+        echo Y > "$param"
+        saved_label=$label
+        label=mount
+        export MMFS_TEST_EXPECT_RING=1
+        run_ctest release ring || { echo "=== FAILED: mount tests over io_uring"; result=FAILED; }
+        unset MMFS_TEST_EXPECT_RING
+        label=$saved_label
+        echo "$before" > "$param"
+      fi
+      ;;
     fuzz)
       if cmake --preset fuzz -DMMFS_FUZZ_SECONDS="${MMFS_FUZZ_SECONDS:-30}" > /dev/null &&
         cmake --build --preset fuzz -j "$jobs"; then
@@ -97,7 +120,7 @@ for stage in $stages; do
     fresh)
       bash tools/fresh-check.sh || { echo "=== FAILED: fresh-root check"; result=FAILED; }
       ;;
-    *) echo "=== unknown stage '$stage' (release asan tsan fuzz fresh)"; result=FAILED ;;
+    *) echo "=== unknown stage '$stage' (release ring asan tsan fuzz fresh)"; result=FAILED ;;
   esac
   [[ $result == ok ]] || status=1
   timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) "$result")")

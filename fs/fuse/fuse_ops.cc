@@ -26,6 +26,16 @@ FuseOpsConfig& Config(fuse_req_t req) {
   return *static_cast<FuseOpsConfig*>(fuse_req_userdata(req));
 }
 
+// The request came over io_uring and is being handled on a ring thread (or was handed on).
+bool OnRing(fuse_req_t req) {
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
+  return fuse_req_is_uring(req);
+#else
+  (void)req;
+  return false;
+#endif
+}
+
 // st_blksize, the "preferred I/O size": buffered readers (Python's open(), so PIL and
 // torchvision's loader) read in chunks of it. A first read of the whole file makes the kernel's
 // first read-ahead window cover it, so a cold file costs one READ instead of a ramp of growing
@@ -118,6 +128,11 @@ void OnInit(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   // Nothing here ever changes, so the kernel need not check mtimes to keep its page cache.
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+#ifdef FUSE_CAP_OVER_IO_URING
+  // libfuse turns the ring on by default when the kernel offers it and the session was made
+  // with io_uring (or FUSE_URING_ENABLE is set): the mount's transport decides instead.
+  if (!cfg->ring) conn->want &= ~FUSE_CAP_OVER_IO_URING;
+#endif
   conn->max_background = cfg->max_background;
   conn->congestion_threshold = cfg->max_background * 3 / 4;
 }
@@ -154,6 +169,9 @@ uint64_t StreamOf(fuse_req_t req) {
 class ReaderRequest {
  public:
   ReaderRequest(fuse_req_t req, bool counted) {
+    if (OnRing(req)) {
+      Config(req).fs->metrics().ring_requests.fetch_add(1, std::memory_order_relaxed);
+    }
     ReaderAccounting* acct = Config(req).fs->readers();
     if (!counted || acct == nullptr) return;
     const uint64_t tid = StreamOf(req);
@@ -257,7 +275,7 @@ void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OnOpen(req, ino, fi);
 }
 
-void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
+void ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
   FuseOpsConfig& cfg = Config(req);
   ReaderRequest counted(req, !cfg.fs->IsControl(ino));
   auto data = cfg.fs->Read(ino, static_cast<uint64_t>(off), size, StreamOf(req));
@@ -270,6 +288,20 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   counted.Done();                               // the reader waits no longer
   // The RAM tier holds the file: its pages would be a second copy (hold once).
   if (data->tier_holds && cfg.dropper != nullptr) cfg.dropper->Queue(ino);
+}
+
+// Over io_uring the READ runs on an offload thread (request_offload.h): a miss may wait on the
+// origin, and the ring thread serves every other request from its CPU meanwhile.
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
+  FuseOpsConfig& cfg = Config(req);
+  if (cfg.offload != nullptr && OnRing(req)) {
+    RingThreadGuard::Note(cfg.offload);
+    if (cfg.offload->Submit([req, ino, size, off] { ServeRead(req, ino, size, off); })) {
+      cfg.fs->metrics().offloaded_reads.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  ServeRead(req, ino, size, off);
 }
 
 // With no_opendir the first OPENDIR is answered ENOSYS, after which the kernel sends neither
@@ -401,7 +433,9 @@ void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/
   FuseOpsConfig& cfg = Config(req);
   ReaderRequest counted(req, !cfg.fs->IsControl(ino));  // with the push it waits for
   Status s = cfg.fs->Ioctl(ino);
-  QueuePush(cfg, ino, StreamOf(req), /*wait=*/true);  // the read comes after the reply
+  // The read comes after the reply. A ring thread does not wait: the READ the push may wait on
+  // could be queued behind it on the same ring.
+  QueuePush(cfg, ino, StreamOf(req), /*wait=*/!OnRing(req));
   fuse_reply_err(req, ToErrno(s));
 }
 

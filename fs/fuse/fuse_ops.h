@@ -8,8 +8,12 @@
 // the page cache right after its LOOKUP reply (by the PagePusher's threads), so its READ never
 // comes.
 //
-// Thread-safety: callbacks run on libfuse's worker threads; they share the Filesystem and the
-// PagePusher (both thread-safe). PushPrefetched runs on the pushers' threads.
+// Over io_uring (transport.h) callbacks run on the ring threads, one per CPU, which must not
+// block: READs go to the RequestOffload's threads, and the ioctl does not wait for its push.
+//
+// Thread-safety: callbacks run on libfuse's worker threads (or ring threads); they share the
+// Filesystem, the PagePusher and the RequestOffload (all thread-safe). PushPrefetched runs on
+// the pushers' threads.
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -22,6 +26,7 @@
 #include "fs/core/filesystem.h"
 #include "fs/fuse/page_cache_dropper.h"
 #include "fs/fuse/page_pusher.h"
+#include "fs/fuse/request_offload.h"
 
 namespace mmfs::fs {
 
@@ -56,6 +61,11 @@ struct FuseOpsConfig {
   // spare the kernel's copy is what makes warm reads free. The server makes the dropper.
   bool hold_once = false;
   PageCacheDropper* dropper = nullptr;
+  // Requests come over io_uring (transport.h): set before the session is made. Otherwise INIT
+  // turns the ring off, whatever libfuse's FUSE_URING_ENABLE says. A READ over the ring runs on
+  // `offload` (made by the server), so that no ring thread waits on the origin.
+  bool ring = false;
+  RequestOffload* offload = nullptr;
 };
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.

@@ -19,6 +19,7 @@
 #include "base/file_util.h"
 #include "base/mount_table.h"
 #include "fs/control/line_pipe.h"
+#include "fs/fuse/auto_unmount.h"
 #include "fs/fuse/unmount.h"
 
 namespace mmfs::fs {
@@ -34,7 +35,14 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
 
   std::vector<std::string> args = {"mmfs"};
   std::string opts = "ro,default_permissions,subtype=mmfs,fsname=" + options.fsname;
-  for (const std::string& o : options.fuse_options) opts += "," + o;
+  bool own_auto_unmount = false;
+  for (const std::string& o : options.fuse_options) {
+    if (o == "auto_unmount" && NeedsOwnAutoUnmount(true)) {
+      own_auto_unmount = true;  // auto_unmount.h: this libfuse's watcher would not start
+      continue;
+    }
+    opts += "," + o;
+  }
   // Last, so that no earlier word (suid, dev) undoes them: a dataset is data, and root's mount
   // must never run a file as its owner or open a device through it, whatever its index says.
   opts += ",nosuid,nodev";
@@ -44,6 +52,17 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   }
   args.push_back("-o");
   args.push_back(opts);
+  MMFS_ASSIGN_OR_RETURN(
+      TransportChoice transport,
+      ChooseTransport(options.transport, kLibraryHasRing,
+                      ReadKernelRingOffer(options.enable_uring_path)));
+  config->ring = transport.ring;
+  if (transport.ring) {
+    args.push_back("-o");
+    args.push_back("io_uring");
+  }
+  config->fs->metrics().SetTransport(transport.ring, transport.why);
+  spdlog::info("requests over {}", transport.why);
   if (options.debug) args.push_back("-d");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -89,6 +108,13 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
     return Status::IoError("the mount at " + fuse_at + " came up with flags '" +
                            mount->mount_options + "', without nosuid,nodev; refusing to "
                            "serve it");
+  }
+  if (own_auto_unmount) {
+    Status watch = StartAutoUnmountWatcher(fuse_at, mount->mount_id);
+    if (!watch.ok()) {
+      return Status::IoError("-o auto_unmount: " + watch.message() + "; refusing to serve a "
+                             "mount that would outlive the daemon");
+    }
   }
   config->read_ahead_kb = options.read_ahead_kb;
   config->read_ahead_sysfs_path = "/sys/class/bdi/" + mount->device + "/read_ahead_kb";
@@ -249,6 +275,10 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
         [fs = config_->fs](PushQueueEvent e) { fs->CountPush(e); });
     config_->pusher = pusher_.get();
   }
+  if (config_->ring) {
+    offload_ = std::make_unique<RequestOffload>(options_.max_threads);
+    config_->offload = offload_.get();
+  }
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
   std::thread signal_thread([this] { WatchSignals(); });
   std::thread overlay_thread;
@@ -262,6 +292,8 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   // Once the loop has ended the connection is gone too (unmounted or aborted), so a push
   // waiting in the kernel has returned with an error.
   if (pusher_ != nullptr) pusher_->Stop();
+  if (offload_ != nullptr) offload_->Stop();  // drained already, as the ring threads ended
+  config_->offload = nullptr;
   config_->pusher = nullptr;
   config_->dropper = nullptr;
   if (dropper_ != nullptr) dropper_->Stop();
@@ -276,6 +308,7 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
     front_->Detach();  // the loop can also end with the overlay still up (a FUSE error)
   }
   pusher_.reset();  // every thread that could reach them is joined
+  offload_.reset();
   dropper_.reset();
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;

@@ -9,6 +9,9 @@
 // mounted. Neither touches the mount itself (a daemon's request to its own mount can deadlock it
 // if it is killed meanwhile).
 //
+// Requests come over /dev/fuse or io_uring (transport.h): Mount chooses, tells the Filesystem's
+// stats, and asks libfuse for the ring with `-o io_uring`.
+//
 // Thread-safety: one thread calls Mount and Serve; callbacks run on libfuse's worker threads.
 #pragma once
 
@@ -22,6 +25,8 @@
 #include "base/status.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/fuse/overlay_front.h"
+#include "fs/fuse/request_offload.h"
+#include "fs/fuse/transport.h"
 
 namespace mmfs::fs {
 
@@ -34,6 +39,10 @@ struct MountOptions {
   unsigned read_ahead_kb = 1024;        // 0 leaves the kernel default (128)
   // Stack a read-only overlayfs on the FUSE mount (overlay_front.h); needs root.
   bool overlay_front = false;
+  // How requests reach the daemon (transport.h); the choice is made by Mount, which refuses
+  // `uring` when the library or the kernel lacks it.
+  Transport transport = Transport::kAuto;
+  std::string enable_uring_path = kEnableUringPath;  // tests point it elsewhere
 };
 
 class FuseServer {
@@ -83,6 +92,9 @@ class FuseServer {
   // With config_->push_prefetched: made and stopped like the dropper, for the same reason (a
   // push in progress may wait on a page that a READ holds).
   std::unique_ptr<PagePusher> pusher_;
+  // Over io_uring: where READs run (request_offload.h). Made in Serve before the loop; every job
+  // has replied before libfuse frees the rings (RingThreadGuard), and it is stopped after.
+  std::unique_ptr<RequestOffload> offload_;
 };
 
 }  // namespace mmfs::fs

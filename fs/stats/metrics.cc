@@ -58,6 +58,12 @@ void Metrics::NoteListing(size_t request_bytes, uint64_t entries) {
   }
 }
 
+void Metrics::SetTransport(bool ring, std::string why) {
+  std::lock_guard<std::mutex> lock(transport_mu_);
+  ring_ = ring;
+  why_ = std::move(why);
+}
+
 void Metrics::Report(StatsSnapshot* out) const {
   out->uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -74,6 +80,13 @@ void Metrics::Report(StatsSnapshot* out) const {
                              o.PercentileMicros(0.5), o.PercentileMicros(0.99)});
   }
   out->bytes_served = bytes_served.load(std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(transport_mu_);
+    out->transport.name = ring_ ? "io_uring" : "classic";
+    out->transport.why = why_;
+  }
+  out->transport.ring_requests = ring_requests.load(std::memory_order_relaxed);
+  out->transport.offloaded_reads = offloaded_reads.load(std::memory_order_relaxed);
   out->checksum_errors = checksum_failures.load(std::memory_order_relaxed);
   out->io_errors = io_errors.load(std::memory_order_relaxed);
   out->listed_entries = listed_entries.load(std::memory_order_relaxed);

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 namespace mmfs::fs {
@@ -71,6 +73,9 @@ class Metrics {
   // listed_entries / readdir requests.
   std::atomic<uint64_t> listed_entries{0};
   std::atomic<uint64_t> largest_readdir_request{0};
+  // Requests that came over io_uring, and the READs among them run on the offload threads.
+  std::atomic<uint64_t> ring_requests{0};
+  std::atomic<uint64_t> offloaded_reads{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   // A READDIR(PLUS) reply of `entries` entries to a request for `request_bytes`.
@@ -78,9 +83,14 @@ class Metrics {
   // These counters' part of a snapshot: uptime, requests, bytes served, errors, listing,
   // hold-once drops (out->memory's) and the pushers' queue (out->readahead.pushed's).
   void Report(StatsSnapshot* out) const;
+  // The transport the mount chose and why (TransportStats), set once before requests come.
+  void SetTransport(bool ring, std::string why);
 
  private:
   std::array<OpStats, static_cast<int>(Op::kCount)> ops_;
+  mutable std::mutex transport_mu_;
+  bool ring_ = false;     // guarded by transport_mu_
+  std::string why_;       // guarded by transport_mu_
 };
 
 // Records one request's latency and outcome when it goes out of scope.

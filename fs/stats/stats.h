@@ -211,10 +211,20 @@ struct CpuStats {
   double user_seconds = 0, system_seconds = 0;
 };
 
+// How requests reach the daemon (fs/fuse/transport.h), chosen at mount. ring_requests counts
+// the requests that came over io_uring, so a ring chosen but not started shows 0.
+struct TransportStats {
+  std::string name = "classic";  // "io_uring" or "classic" (/dev/fuse)
+  std::string why;               // the mount's reason, one line
+  uint64_t ring_requests = 0;
+  uint64_t offloaded_reads = 0;  // READs a ring thread handed to the offload threads
+};
+
 struct StatsSnapshot {
   DatasetStats dataset;
   double uptime_seconds = 0;
   CpuStats cpu;
+  TransportStats transport;
   std::vector<RequestStats> requests;  // in Op order
   // CPU milliseconds per 1,000 requests that reached the daemon (what a request costs it, the
   // wake-ups and copies of the /dev/fuse transport included); 0 before any request.

@@ -261,6 +261,11 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
     Read(j, "uptime_seconds", &s.uptime_seconds);
     Read(Part(j, "cpu"), "user_seconds", &s.cpu.user_seconds);
     Read(Part(j, "cpu"), "system_seconds", &s.cpu.system_seconds);
+    const json& transport = Part(j, "transport");
+    Read(transport, "name", &s.transport.name);
+    Read(transport, "why", &s.transport.why);
+    Read(transport, "ring_requests", &s.transport.ring_requests);
+    Read(transport, "offloaded_reads", &s.transport.offloaded_reads);
     for (const auto& [op, r] : Part(j, "requests").items()) {
       RequestStats rs;
       rs.op = op;

@@ -273,6 +273,54 @@ TEST_F(LifecycleTest, MountRecoversAStaleMountAfterKill9) {
   EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20));
 }
 
+// The auto_unmount watchers (fs/fuse/auto_unmount.h) started for `mnt`.
+std::vector<pid_t> AutoUnmountWatchers(const std::string& mnt) {
+  std::vector<pid_t> pids;
+  for (pid_t pid : FindDaemons(mnt)) {
+    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline").find("__auto-unmount") !=
+        std::string::npos) {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+bool InMountTable(const std::string& mnt) {
+  return ReadFile("/proc/self/mountinfo").find(" " + mnt + " ") != std::string::npos;
+}
+
+// -o auto_unmount: the mount goes when its daemon dies, kill -9 included. As root with libfuse
+// 3.17 or later the daemon's own watcher does it (libfuse's would need fusermount3 3.17); with
+// 3.14 libfuse has fusermount3 do it. Either way nothing is left behind.
+TEST_F(LifecycleTest, AutoUnmountTakesTheMountAwayWhenTheDaemonIsKilled) {
+  if (::geteuid() != 0) GTEST_SKIP() << "root's mounts; a user's go through fusermount3";
+  ForegroundMount dying(dst(), mnt(), {"-o", "auto_unmount"});
+  ASSERT_TRUE(dying.mounted());
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  EXPECT_EQ(dying.StopWith(SIGKILL), -1);
+  EXPECT_TRUE(WaitFor([&] { return !InMountTable(mnt()); }, 20))
+      << "the mount outlived its daemon";
+  EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20))
+      << "a watcher or helper was left running";
+}
+
+// The watcher unmounts only the mount its daemon made: after a clean exit (the daemon unmounts
+// itself) a new mount at the same place stays.
+TEST_F(LifecycleTest, AutoUnmountLeavesALaterMountAlone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "root's mounts; a user's go through fusermount3";
+  {
+    ForegroundMount first(dst(), mnt(), {"-o", "auto_unmount"});
+    ASSERT_TRUE(first.mounted());
+    EXPECT_EQ(first.StopWith(SIGTERM), 0);
+  }
+  ForegroundMount second(dst(), mnt());
+  ASSERT_TRUE(second.mounted());
+  EXPECT_TRUE(WaitFor([&] { return AutoUnmountWatchers(mnt()).empty(); }, 20))
+      << "the first mount's watcher did not end";
+  EXPECT_TRUE(InMountTable(mnt()));
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+}
+
 // Every request the daemon has answered, from MNT/.mmfs/stats.
 uint64_t RequestsServed(const std::string& mnt) {
   auto j = nlohmann::json::parse(ReadFile(mnt + "/.mmfs/stats"));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -56,6 +57,38 @@ ForegroundMount::ForegroundMount(const std::string& dataset, const std::string& 
       },
       30);
   mounted_ = mounted_ && pid_ > 0 && IsMountPoint(mountpoint_);
+  if (mounted_) CheckExpectedTransport(extra);
+}
+
+// tools/run-tests.sh runs the mount suite a second time with the kernel offering io_uring and
+// MMFS_TEST_EXPECT_RING=1: every mount left to choose (transport=auto) must then serve over the
+// ring. Told by the daemon's ring threads (libfuse names them fuse-ring-N), which need no
+// request to the mount.
+void ForegroundMount::CheckExpectedTransport(const std::vector<std::string>& extra) const {
+  const char* expect = std::getenv("MMFS_TEST_EXPECT_RING");
+  if (expect == nullptr || std::string(expect) != "1") return;
+  for (const std::string& a : extra) {
+    if (a.find("transport=") != std::string::npos) return;
+  }
+  std::string offered;
+  {
+    std::ifstream in("/sys/module/fuse/parameters/enable_uring");
+    in >> offered;
+  }
+  if (offered != "Y") return;  // a test that turned the offer off
+  const std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
+  bool ring = WaitFor(
+      [&] {
+        std::error_code ec;
+        for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+          if (ReadFile(t.path().string() + "/comm").rfind("fuse-ring-", 0) == 0) return true;
+        }
+        return false;
+      },
+      10);
+  EXPECT_TRUE(ring) << "MMFS_TEST_EXPECT_RING=1 and the kernel offers io_uring, but the daemon "
+                       "serving "
+                    << mountpoint_ << " runs no fuse-ring thread";
 }
 
 int ForegroundMount::StopWith(int sig, double timeout_seconds) {

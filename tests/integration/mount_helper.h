@@ -53,6 +53,8 @@ class ForegroundMount {
   int StopWith(int sig, double timeout_seconds = 20);
 
  private:
+  void CheckExpectedTransport(const std::vector<std::string>& extra) const;
+
   std::string mountpoint_;
   pid_t pid_ = -1;
   bool mounted_ = false;

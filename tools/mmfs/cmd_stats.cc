@@ -279,6 +279,13 @@ void PrintHuman(const std::string& mnt, const fs::StatsSnapshot& s) {
   std::printf("  cpu       %.2f s (%.2f user, %.2f system), %.1f ms per 1,000 requests\n",
               s.cpu.user_seconds + s.cpu.system_seconds, s.cpu.user_seconds,
               s.cpu.system_seconds, s.CpuMillisPerThousandRequests());
+  if (s.transport.name == "io_uring") {
+    std::printf("  transport io_uring: %s requests over the ring, %s reads on offload threads\n",
+                FormatCount(s.transport.ring_requests).c_str(),
+                FormatCount(s.transport.offloaded_reads).c_str());
+  } else if (!s.transport.why.empty()) {
+    std::printf("  transport %s\n", s.transport.why.c_str());
+  }
   // Who reads the mount and whether loading is their bottleneck (a daemon without: nothing).
   if (s.readers.enabled) std::printf("\n%s", ReadersSection(s.readers).c_str());
   std::printf("\n  %-10s %12s %8s %10s %10s\n", "request", "count", "errors", "p50", "p99");

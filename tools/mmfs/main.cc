@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
+#include "fs/fuse/auto_unmount.h"
 #include "tools/mmfs/commands.h"
 
 namespace {
@@ -121,6 +123,8 @@ int main(int argc, char** argv) {
       "    allow_other anyone may write it and only files every user may read count; owner:\n"
       "    only the mounting user may write it, and every line counts; see README),\n"
       "  push=on|off (prefetched files go into the page cache at lookup, sparing a READ),\n"
+      "  transport=auto|uring|classic (how requests reach the daemon: FUSE over io_uring where\n"
+      "    the kernel offers it, else /dev/fuse; auto picks; mmfs stats says which),\n"
       "  hold_once=on|off (files the RAM tier holds leave the page cache after their READ;\n"
       "  default on in shared-limit mode: --memory, or no option under a cgroup limit),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
@@ -315,6 +319,10 @@ int main(int argc, char** argv) {
   AddRemoteFlags(info_cmd, &info.remote);
   info_cmd->add_flag("--json", info.json, "Print the description as JSON");
 
+  // The auto_unmount watcher a root daemon starts (fs/fuse/auto_unmount.h); not for users.
+  if (argc == 4 && std::string_view(argv[1]) == mmfs::fs::kAutoUnmountCommand) {
+    return mmfs::fs::RunAutoUnmountWatcher(argv[2], argv[3]);
+  }
   if (int bad = CheckCommandWord(&app, argc, argv, 1, ""); bad != 0) return bad;
   if (argc > 1 && view_cmd->check_name(argv[1])) {
     if (int bad = CheckCommandWord(view_cmd, argc, argv, 2, "view"); bad != 0) return bad;

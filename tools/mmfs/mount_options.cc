@@ -116,6 +116,11 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
     } else {
       return Bad(item, "must be off, auto or always");
     }
+  } else if (key == "transport") {
+    MMFS_ASSIGN_OR_RETURN(std::string value, NonEmptyValue(item, "auto, uring or classic"));
+    auto transport = fs::ParseTransport(value);
+    if (!transport.ok()) return Bad(item, "must be auto, uring or classic");
+    out->mount.transport = *transport;
   } else if (key == "readahead") {
     MMFS_ASSIGN_OR_RETURN(out->fs.readahead, OnOff(item));
   } else if (key == "hint") {

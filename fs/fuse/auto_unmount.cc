@@ -1,0 +1,90 @@
+#include "fs/fuse/auto_unmount.h"
+
+#define FUSE_USE_VERSION 312
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fs/fuse/unmount.h"
+
+extern char** environ;
+
+namespace mmfs::fs {
+
+namespace {
+constexpr int kPipeFd = 3;  // where the watcher finds the read end
+}  // namespace
+
+bool NeedsOwnAutoUnmount(bool auto_unmount_asked) {
+  return auto_unmount_asked && FUSE_VERSION >= FUSE_MAKE_VERSION(3, 17) && ::geteuid() == 0;
+}
+
+Status StartAutoUnmountWatcher(const std::string& mountpoint, int64_t mount_id) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Status::FromErrno(errno, "pipe for auto_unmount");
+  UniqueFd read_end(fds[0]);
+  std::vector<std::string> args = {"mmfs", kAutoUnmountCommand, mountpoint,
+                                   std::to_string(mount_id)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, read_end.get(), kPipeFd);  // dup2 clears CLOEXEC
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    ::close(fds[1]);
+    return Status::FromErrno(rc, "starting the auto_unmount watcher");
+  }
+  // Not reaped: it outlives the daemon by design, and init reaps it then. The write end is left
+  // open on purpose (close-on-exec, so no other child holds it): the process's end closes it.
+  return Status::Ok();
+}
+
+int RunAutoUnmountWatcher(const std::string& mountpoint, const std::string& mount_id) {
+  // Nothing of the daemon's but the pipe: a descriptor it leaked (the FUSE device) would keep
+  // the connection alive after the daemon's death.
+  ::close_range(kPipeFd + 1, ~0U, 0);
+  ::setsid();  // not stopped with the daemon's terminal or process group
+  ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGINT, SIG_IGN);
+  char byte;
+  for (;;) {
+    const ssize_t n = ::read(kPipeFd, &byte, 1);
+    if (n == 0) break;  // the daemon has exited
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return 1;
+  }
+  int64_t expected = 0;
+  try {
+    expected = std::stoll(mount_id);
+  } catch (...) {
+    std::fprintf(stderr, "mmfs %s: not a mount ID: %s\n", kAutoUnmountCommand, mount_id.c_str());
+    return 2;
+  }
+  auto held = HoldMountPoint(mountpoint);
+  if (!held.ok()) return 0;  // the directory is gone: so is the mount
+  auto id = HeldMountId(*held);
+  if (!id.ok() || *id != expected) return 0;  // the daemon unmounted on its way out
+  Status s = DetachHeldMount(*held, expected,
+                             DetachOptions{.lazy = true, .fuse_helper = false, .quiet = true});
+  if (!s.ok()) {
+    std::fprintf(stderr, "mmfs: auto_unmount of %s after the daemon ended: %s\n",
+                 mountpoint.c_str(), s.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace mmfs::fs

@@ -1,0 +1,76 @@
+#include "fs/fuse/transport.h"
+
+#include <string>
+
+#include "base/file_util.h"
+
+namespace mmfs::fs {
+
+Result<Transport> ParseTransport(std::string_view word) {
+  if (word == "auto") return Transport::kAuto;
+  if (word == "uring" || word == "io_uring") return Transport::kUring;
+  if (word == "classic") return Transport::kClassic;
+  return Status::InvalidArgument("not a transport; the transports are auto, uring and classic");
+}
+
+const char* TransportName(Transport t) {
+  switch (t) {
+    case Transport::kAuto:
+      return "auto";
+    case Transport::kUring:
+      return "uring";
+    case Transport::kClassic:
+      return "classic";
+  }
+  return "?";
+}
+
+KernelRingOffer ReadKernelRingOffer(const std::string& path) {
+  KernelRingOffer offer;
+  auto text = ReadWholeFile(path, 64);
+  if (!text.ok()) {
+    offer.why_not = "this kernel has no FUSE over io_uring (" + path +
+                    " is missing; Linux 6.14 "
+                    "or later built with CONFIG_FUSE_IO_URING has it)";
+    return offer;
+  }
+  const std::string value = text->substr(0, text->find_first_of(" \n"));
+  offer.offered = value == "Y" || value == "1";
+  if (!offer.offered) {
+    offer.why_not = "the kernel does not offer FUSE over io_uring to new mounts (" + path + " is " +
+                    value + "; as root: echo Y > " + path + ")";
+  }
+  return offer;
+}
+
+Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
+                                        const KernelRingOffer& kernel) {
+  static const std::string kNoLibrary =
+      "this mmfs was built with a libfuse older than 3.18, which has no io_uring "
+      "(tools/build-libfuse-uring.sh builds one it can use)";
+  TransportChoice choice;
+  switch (asked) {
+    case Transport::kClassic:
+      choice.why = "/dev/fuse, as asked (-o transport=classic)";
+      return choice;
+    case Transport::kUring:
+      if (!library_has_ring) return Status::InvalidArgument(kNoLibrary);
+      if (!kernel.offered) return Status::InvalidArgument(kernel.why_not);
+      choice.ring = true;
+      choice.why = "io_uring, as asked (-o transport=uring)";
+      return choice;
+    case Transport::kAuto:
+      break;
+  }
+  if (!library_has_ring) {
+    choice.why = "/dev/fuse: " + kNoLibrary;
+  } else if (!kernel.offered) {
+    choice.why = "/dev/fuse: " + kernel.why_not;
+  } else {
+    choice.ring = true;
+    choice.why = "io_uring: the kernel and libfuse offer it (-o transport=classic turns it off)";
+  }
+  return choice;
+}
+
+}  // namespace mmfs::fs

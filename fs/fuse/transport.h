@@ -1,0 +1,54 @@
+// Transport: how FUSE requests reach the daemon, chosen once at mount.
+//
+//   classic  the kernel queues requests on /dev/fuse; libfuse's worker threads read them (one
+//            read, one wake-up and one write per request).
+//   io_uring FUSE over io_uring (Linux 6.14+, libfuse 3.18+): one ring per CPU; requests and
+//            replies pass through shared buffers, and a ring thread takes a request and commits
+//            the previous reply in one system call. A handler runs on its CPU's ring thread, so
+//            nothing that can block long may run there (request_offload.h).
+//
+// `-o transport=auto` (the default) takes the ring when both this build's libfuse and the
+// kernel offer it (the kernel does once root writes Y to its enable_uring parameter), else
+// classic; `uring` is refused with the reason when either lacks it; `classic` never uses it.
+//
+// Thread-safety: pure functions, except ReadKernelRingOffer, which reads one sysfs file.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace mmfs::fs {
+
+enum class Transport { kAuto, kUring, kClassic };
+
+// "auto", "uring" or "classic"; InvalidArgument naming the accepted words otherwise.
+Result<Transport> ParseTransport(std::string_view word);
+const char* TransportName(Transport t);
+
+// The libfuse this binary was linked with can serve over io_uring.
+constexpr bool kLibraryHasRing = FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18);
+
+// Whether the kernel offers FUSE over io_uring to new mounts.
+struct KernelRingOffer {
+  bool offered = false;
+  std::string why_not;  // when not offered: what the parameter says, or that it is missing
+};
+inline constexpr const char* kEnableUringPath = "/sys/module/fuse/parameters/enable_uring";
+KernelRingOffer ReadKernelRingOffer(const std::string& path = kEnableUringPath);
+
+struct TransportChoice {
+  bool ring = false;
+  std::string why;  // one line for the log and `mmfs stats`
+};
+
+// What a mount asked for `asked` gets, given the library and the kernel; InvalidArgument with
+// the reason when `uring` was asked and cannot be had.
+Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
+                                        const KernelRingOffer& kernel);
+
+}  // namespace mmfs::fs
