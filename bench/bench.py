@@ -13,6 +13,7 @@ from the disk with the blkio cgroup (v1): the reader processes for the native fo
 squashfs, the daemon for FUSE peers. Results: bench/results/<timestamp>.jsonl and latest.md.
 """
 import argparse
+import atexit
 import contextlib
 import datetime
 import json
@@ -150,6 +151,24 @@ class V1Cgroup:
     def remove(self):
         evacuate(self.path, self.root)
         os.rmdir(self.path)
+
+
+class KernelRingOffer:
+    """Has the kernel offer FUSE over io_uring to new mounts (enable_uring=Y) while in use, and
+    puts the setting back after."""
+    PATH = "/sys/module/fuse/parameters/enable_uring"
+
+    def __enter__(self):
+        with open(self.PATH) as f:
+            self.before = f.read().strip()
+        with open(self.PATH, "w") as f:
+            f.write("Y")
+        log(f"kernel: FUSE over io_uring offered for the run ({self.PATH}: {self.before} -> Y)")
+        return self
+
+    def __exit__(self, *exc):
+        with open(self.PATH, "w") as f:
+            f.write(self.before)
 
 
 def device_of(path):
@@ -1506,11 +1525,21 @@ def main():
         "mmfs": Mmfs(args.work, dataset, mmfs_seconds),
         # The kernel answers Python's isatty() ioctl: warm reads never reach the daemon.
         "mmfs-overlay": Mmfs(args.work, dataset, mmfs_seconds, ["--overlay"], "mmfs --overlay"),
+        # How requests reach the daemon (docs/architecture.md): FUSE over io_uring, which the
+        # bench has the kernel offer for the run (KernelRingOffer), and /dev/fuse.
+        "mmfs-uring": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "transport=uring"],
+                           "mmfs io_uring"),
+        "mmfs-classic": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "transport=classic"],
+                             "mmfs /dev/fuse"),
         # The same mount without the per-reader accounting: what that accounting costs.
         "mmfs-noreaders": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "readers=off"],
                                "mmfs readers=off"),
     }
     peers = [all_peers[p] for p in args.peers.split(",")]
+    if "mmfs-uring" in args.peers.split(","):
+        ring = KernelRingOffer()
+        ring.__enter__()
+        atexit.register(ring.__exit__)
     rows = []
     started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ")
     if args.no_peers:

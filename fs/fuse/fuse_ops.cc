@@ -275,7 +275,7 @@ void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OnOpen(req, ino, fi);
 }
 
-void ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
   FuseOpsConfig& cfg = Config(req);
   ReaderRequest counted(req, !cfg.fs->IsControl(ino));
   auto data = cfg.fs->Read(ino, static_cast<uint64_t>(off), size, StreamOf(req));
@@ -288,20 +288,6 @@ void ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
   counted.Done();                               // the reader waits no longer
   // The RAM tier holds the file: its pages would be a second copy (hold once).
   if (data->tier_holds && cfg.dropper != nullptr) cfg.dropper->Queue(ino);
-}
-
-// Over io_uring the READ runs on an offload thread (request_offload.h): a miss may wait on the
-// origin, and the ring thread serves every other request from its CPU meanwhile.
-void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
-  FuseOpsConfig& cfg = Config(req);
-  if (cfg.offload != nullptr && OnRing(req)) {
-    RingThreadGuard::Note(cfg.offload);
-    if (cfg.offload->Submit([req, ino, size, off] { ServeRead(req, ino, size, off); })) {
-      cfg.fs->metrics().offloaded_reads.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-  }
-  ServeRead(req, ino, size, off);
 }
 
 // With no_opendir the first OPENDIR is answered ENOSYS, after which the kernel sends neither
@@ -433,9 +419,9 @@ void OnIoctl(fuse_req_t req, fuse_ino_t ino, unsigned int /*cmd*/, void* /*arg*/
   FuseOpsConfig& cfg = Config(req);
   ReaderRequest counted(req, !cfg.fs->IsControl(ino));  // with the push it waits for
   Status s = cfg.fs->Ioctl(ino);
-  // The read comes after the reply. A ring thread does not wait: the READ the push may wait on
-  // could be queued behind it on the same ring.
-  QueuePush(cfg, ino, StreamOf(req), /*wait=*/!OnRing(req));
+  // The read comes after the reply. On a ring thread the wait is bounded by the pusher's
+  // max_wait alone: the READ a push may wait on could be queued behind it on the same ring.
+  QueuePush(cfg, ino, StreamOf(req), /*wait=*/true);
   fuse_reply_err(req, ToErrno(s));
 }
 

@@ -8,12 +8,12 @@
 // the page cache right after its LOOKUP reply (by the PagePusher's threads), so its READ never
 // comes.
 //
-// Over io_uring (transport.h) callbacks run on the ring threads, one per CPU, which must not
-// block: READs go to the RequestOffload's threads, and the ioctl does not wait for its push.
+// Over io_uring (transport.h) callbacks run on the ring threads, one per CPU; each serves the
+// requests from its CPU one at a time, so a READ that waits on the origin holds up that CPU's
+// other requests (transport.h says why they are not handed to other threads).
 //
 // Thread-safety: callbacks run on libfuse's worker threads (or ring threads); they share the
-// Filesystem, the PagePusher and the RequestOffload (all thread-safe). PushPrefetched runs on
-// the pushers' threads.
+// Filesystem and the PagePusher (both thread-safe). PushPrefetched runs on the pushers' threads.
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -26,7 +26,6 @@
 #include "fs/core/filesystem.h"
 #include "fs/fuse/page_cache_dropper.h"
 #include "fs/fuse/page_pusher.h"
-#include "fs/fuse/request_offload.h"
 
 namespace mmfs::fs {
 
@@ -62,10 +61,8 @@ struct FuseOpsConfig {
   bool hold_once = false;
   PageCacheDropper* dropper = nullptr;
   // Requests come over io_uring (transport.h): set before the session is made. Otherwise INIT
-  // turns the ring off, whatever libfuse's FUSE_URING_ENABLE says. A READ over the ring runs on
-  // `offload` (made by the server), so that no ring thread waits on the origin.
+  // turns the ring off, whatever libfuse's FUSE_URING_ENABLE says.
   bool ring = false;
-  RequestOffload* offload = nullptr;
 };
 
 // The callback table; pass a FuseOpsConfig* as the session's userdata.

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mount.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -55,7 +56,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   MMFS_ASSIGN_OR_RETURN(
       TransportChoice transport,
       ChooseTransport(options.transport, kLibraryHasRing,
-                      ReadKernelRingOffer(options.enable_uring_path)));
+                      ReadKernelRingOffer(options.enable_uring_path), options.remote_origin));
   config->ring = transport.ring;
   if (transport.ring) {
     args.push_back("-o");
@@ -271,13 +272,11 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
         [config](fuse_ino_t ino, uint64_t stream, bool wait) {
           PushPrefetched(*config, ino, stream, wait);
         },
-        PagePusherOptions{.request_threads = options_.max_threads},
+        // Over io_uring the threads that answer READs are the rings', one per CPU.
+        PagePusherOptions{.request_threads = config_->ring ? static_cast<unsigned>(get_nprocs_conf())
+                                                           : options_.max_threads},
         [fs = config_->fs](PushQueueEvent e) { fs->CountPush(e); });
     config_->pusher = pusher_.get();
-  }
-  if (config_->ring) {
-    offload_ = std::make_unique<RequestOffload>(options_.max_threads);
-    config_->offload = offload_.get();
   }
   std::thread ready_thread([this, &on_ready] { WaitReady(on_ready); });
   std::thread signal_thread([this] { WatchSignals(); });
@@ -292,8 +291,6 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   // Once the loop has ended the connection is gone too (unmounted or aborted), so a push
   // waiting in the kernel has returned with an error.
   if (pusher_ != nullptr) pusher_->Stop();
-  if (offload_ != nullptr) offload_->Stop();  // drained already, as the ring threads ended
-  config_->offload = nullptr;
   config_->pusher = nullptr;
   config_->dropper = nullptr;
   if (dropper_ != nullptr) dropper_->Stop();
@@ -308,7 +305,6 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
     front_->Detach();  // the loop can also end with the overlay still up (a FUSE error)
   }
   pusher_.reset();  // every thread that could reach them is joined
-  offload_.reset();
   dropper_.reset();
   fuse_session_unmount(session_);  // a no-op when the kernel already ended the session
   mounted_ = false;

@@ -25,7 +25,6 @@
 #include "base/status.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/fuse/overlay_front.h"
-#include "fs/fuse/request_offload.h"
 #include "fs/fuse/transport.h"
 
 namespace mmfs::fs {
@@ -42,6 +41,7 @@ struct MountOptions {
   // How requests reach the daemon (transport.h); the choice is made by Mount, which refuses
   // `uring` when the library or the kernel lacks it.
   Transport transport = Transport::kAuto;
+  bool remote_origin = false;  // served from a URL: auto keeps /dev/fuse (transport.h)
   std::string enable_uring_path = kEnableUringPath;  // tests point it elsewhere
 };
 
@@ -92,9 +92,7 @@ class FuseServer {
   // With config_->push_prefetched: made and stopped like the dropper, for the same reason (a
   // push in progress may wait on a page that a READ holds).
   std::unique_ptr<PagePusher> pusher_;
-  // Over io_uring: where READs run (request_offload.h). Made in Serve before the loop; every job
-  // has replied before libfuse frees the rings (RingThreadGuard), and it is stopped after.
-  std::unique_ptr<RequestOffload> offload_;
+
 };
 
 }  // namespace mmfs::fs

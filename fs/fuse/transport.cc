@@ -44,7 +44,7 @@ KernelRingOffer ReadKernelRingOffer(const std::string& path) {
 }
 
 Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
-                                        const KernelRingOffer& kernel) {
+                                        const KernelRingOffer& kernel, bool remote_origin) {
   static const std::string kNoLibrary =
       "this mmfs was built with a libfuse older than 3.18, which has no io_uring "
       "(tools/build-libfuse-uring.sh builds one it can use)";
@@ -66,6 +66,11 @@ Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
     choice.why = "/dev/fuse: " + kNoLibrary;
   } else if (!kernel.offered) {
     choice.why = "/dev/fuse: " + kernel.why_not;
+  } else if (remote_origin) {
+    choice.why =
+        "/dev/fuse: the dataset is served from a URL, and on the ring a READ waiting "
+        "on the network would hold up every request from its CPU (-o transport=uring "
+        "takes the ring anyway)";
   } else {
     choice.ring = true;
     choice.why = "io_uring: the kernel and libfuse offer it (-o transport=classic turns it off)";

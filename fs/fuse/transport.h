@@ -4,12 +4,16 @@
 //            read, one wake-up and one write per request).
 //   io_uring FUSE over io_uring (Linux 6.14+, libfuse 3.18+): one ring per CPU; requests and
 //            replies pass through shared buffers, and a ring thread takes a request and commits
-//            the previous reply in one system call. A handler runs on its CPU's ring thread, so
-//            nothing that can block long may run there (request_offload.h).
+//            the previous reply in one system call. A handler runs on its CPU's ring thread and
+//            replies there: libfuse 3.18.3 accepts replies from other threads but submits them
+//            racing its ring thread (libfuse issue #1443: a permanent hang, seen here under
+//            64 readers), so a READ that waits on the origin holds up that CPU's requests.
 //
 // `-o transport=auto` (the default) takes the ring when both this build's libfuse and the
-// kernel offer it (the kernel does once root writes Y to its enable_uring parameter), else
-// classic; `uring` is refused with the reason when either lacks it; `classic` never uses it.
+// kernel offer it (the kernel does once root writes Y to its enable_uring parameter) and the
+// dataset is local, else classic: from a URL a READ may wait on the network for tens of ms,
+// and on the ring that would stall every reader on its CPU. `uring` is refused with the reason
+// when the library or the kernel lacks it; `classic` never uses the ring.
 //
 // Thread-safety: pure functions, except ReadKernelRingOffer, which reads one sysfs file.
 #pragma once
@@ -46,9 +50,9 @@ struct TransportChoice {
   std::string why;  // one line for the log and `mmfs stats`
 };
 
-// What a mount asked for `asked` gets, given the library and the kernel; InvalidArgument with
-// the reason when `uring` was asked and cannot be had.
+// What a mount asked for `asked` gets, given the library, the kernel and whether the dataset is
+// served from a URL; InvalidArgument with the reason when `uring` was asked and cannot be had.
 Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
-                                        const KernelRingOffer& kernel);
+                                        const KernelRingOffer& kernel, bool remote_origin = false);
 
 }  // namespace mmfs::fs

@@ -86,7 +86,6 @@ void Metrics::Report(StatsSnapshot* out) const {
     out->transport.why = why_;
   }
   out->transport.ring_requests = ring_requests.load(std::memory_order_relaxed);
-  out->transport.offloaded_reads = offloaded_reads.load(std::memory_order_relaxed);
   out->checksum_errors = checksum_failures.load(std::memory_order_relaxed);
   out->io_errors = io_errors.load(std::memory_order_relaxed);
   out->listed_entries = listed_entries.load(std::memory_order_relaxed);

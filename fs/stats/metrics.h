@@ -73,9 +73,8 @@ class Metrics {
   // listed_entries / readdir requests.
   std::atomic<uint64_t> listed_entries{0};
   std::atomic<uint64_t> largest_readdir_request{0};
-  // Requests that came over io_uring, and the READs among them run on the offload threads.
+  // Requests that came over io_uring (all but FORGET, which has no reply).
   std::atomic<uint64_t> ring_requests{0};
-  std::atomic<uint64_t> offloaded_reads{0};
   const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   // A READDIR(PLUS) reply of `entries` entries to a request for `request_bytes`.

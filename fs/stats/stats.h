@@ -217,7 +217,6 @@ struct TransportStats {
   std::string name = "classic";  // "io_uring" or "classic" (/dev/fuse)
   std::string why;               // the mount's reason, one line
   uint64_t ring_requests = 0;
-  uint64_t offloaded_reads = 0;  // READs a ring thread handed to the offload threads
 };
 
 struct StatsSnapshot {

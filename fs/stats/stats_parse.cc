@@ -265,7 +265,6 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
     Read(transport, "name", &s.transport.name);
     Read(transport, "why", &s.transport.why);
     Read(transport, "ring_requests", &s.transport.ring_requests);
-    Read(transport, "offloaded_reads", &s.transport.offloaded_reads);
     for (const auto& [op, r] : Part(j, "requests").items()) {
       RequestStats rs;
       rs.op = op;

@@ -73,9 +73,6 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            with("transport=\"" + Escape(s.transport.name) + "\""), 1);
   w.Single("mmfs_ring_requests_total", "counter", "Requests that came over io_uring.", ds,
            d(s.transport.ring_requests));
-  w.Single("mmfs_offloaded_reads_total", "counter",
-           "READs that came over io_uring and ran on the offload threads.", ds,
-           d(s.transport.offloaded_reads));
   const std::vector<const RequestStats*> requests = ByName(s.requests);
   w.Family("mmfs_requests_total", "counter", "FUSE requests that reached the daemon, by operation.");
   for (const RequestStats* r : requests) {

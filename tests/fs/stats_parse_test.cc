@@ -17,7 +17,7 @@ StatsSnapshot Filled() {
   s.dataset = {"/data/ds.mmfs", next(), next(), next(), next(), next()};
   s.uptime_seconds = 12.5;
   s.cpu = {1.25, 0.5};
-  s.transport = {"io_uring", "io_uring: the kernel and libfuse offer it", next(), next()};
+  s.transport = {"io_uring", "io_uring: the kernel and libfuse offer it", next()};
   s.requests = {{"lookup", next(), next(), next(), next()}, {"read", next(), next(), next(), next()}};
   s.bytes_served = next();
   for (const char* name : {"ram", "ssd", "cluster"}) {
@@ -253,13 +253,12 @@ TEST(StatsSnapshotTest, CpuPerThousandRequestsCountsEveryOperation) {
 
 TEST(StatsSnapshotTest, TheTransportIsRenderedForPeopleAndPrometheus) {
   StatsSnapshot s;
-  s.transport = {"io_uring", "why", 1234, 56};
+  s.transport = {"io_uring", "why", 1234};
   const std::string prom = StatsPrometheus(s);
   EXPECT_NE(prom.find("mmfs_transport_info{dataset=\"\",transport=\"io_uring\"} 1"),
             std::string::npos)
       << prom;
   EXPECT_NE(prom.find("mmfs_ring_requests_total{dataset=\"\"} 1234"), std::string::npos);
-  EXPECT_NE(prom.find("mmfs_offloaded_reads_total{dataset=\"\"} 56"), std::string::npos);
 }
 
 }  // namespace

@@ -41,6 +41,16 @@ TEST(TransportTest, AutoTakesTheRingOnlyWhenLibraryAndKernelOfferIt) {
   EXPECT_NE(no_library->why.find("libfuse older than 3.18"), std::string::npos);
 }
 
+TEST(TransportTest, AutoKeepsDevFuseForARemoteOriginUnlessUringIsAsked) {
+  auto remote = ChooseTransport(Transport::kAuto, true, Offered(), /*remote_origin=*/true);
+  ASSERT_TRUE(remote.ok());
+  EXPECT_FALSE(remote->ring);
+  EXPECT_NE(remote->why.find("served from a URL"), std::string::npos) << remote->why;
+  auto asked = ChooseTransport(Transport::kUring, true, Offered(), /*remote_origin=*/true);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_TRUE(asked->ring);
+}
+
 TEST(TransportTest, UringIsRefusedNamingWhatIsMissing) {
   auto ok = ChooseTransport(Transport::kUring, true, Offered());
   ASSERT_TRUE(ok.ok());

@@ -142,7 +142,9 @@ class PushStressMountTest : public ::testing::Test {
         const nlohmann::json& pushed = stats["readahead"]["pushed"];
         pushed_files_ += pushed["files"].get<uint64_t>();
         waited_ += pushed["waited"].get<uint64_t>() + pushed["wait_expired"].get<uint64_t>();
-        if (threads == 1) {
+        // Over io_uring the READs are answered by the rings, one per CPU, not by -o threads:
+        // there the bound is one waiter fewer than rings (fuse_server.cc).
+        if (threads == 1 && stats["transport"]["name"] != "io_uring") {
           EXPECT_EQ(pushed["waited"].get<uint64_t>() + pushed["wait_expired"].get<uint64_t>(), 0u)
               << "the only request thread waited for a push";
         }

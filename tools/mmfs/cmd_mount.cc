@@ -299,6 +299,7 @@ int RunMount(const MountArgs& in) {
   ParsedMountOptions opts = std::move(parsed).value();
   opts.mount.mountpoint = args.mountpoint;
   opts.mount.fsname = "mmfs:" + args.dataset;
+  opts.mount.remote_origin = remote;
   opts.mount.debug = args.debug;
   Status s = CheckMountpoint(args.mountpoint, opts.nonempty);
   if (!s.ok()) {

@@ -280,9 +280,8 @@ void PrintHuman(const std::string& mnt, const fs::StatsSnapshot& s) {
               s.cpu.user_seconds + s.cpu.system_seconds, s.cpu.user_seconds,
               s.cpu.system_seconds, s.CpuMillisPerThousandRequests());
   if (s.transport.name == "io_uring") {
-    std::printf("  transport io_uring: %s requests over the ring, %s reads on offload threads\n",
-                FormatCount(s.transport.ring_requests).c_str(),
-                FormatCount(s.transport.offloaded_reads).c_str());
+    std::printf("  transport io_uring: %s requests over the ring\n",
+                FormatCount(s.transport.ring_requests).c_str());
   } else if (!s.transport.why.empty()) {
     std::printf("  transport %s\n", s.transport.why.c_str());
   }
