@@ -48,6 +48,8 @@ base/file_util.cc|PreadFull|1|the generic helper's definition
 base/file_util.cc|ReadWholeFile|1|the generic helper's definition
 base/file_util.cc|HashFile|1|the generic helper's definition
 fs/memory/memory_budget.cc|fstream|3|cgroup and /proc files of the memory plan
+fs/fuse/auto_unmount.cc|read|1|the auto_unmount watcher's pipe from the daemon
+fs/fuse/transport.cc|ReadWholeFile|1|the kernel's enable_uring parameter in sysfs
 base/mount_table.cc|fstream|2|/proc/self/mountinfo
 fs/format/dataset.cc|OpenDatasetFile|1|the index, mapped (index handling stays in Dataset)
 fs/format/dataset.cc|ReadDatasetFile|1|the manifest

@@ -57,12 +57,14 @@ ForegroundMount::ForegroundMount(const std::string& dataset, const std::string& 
       },
       30);
   mounted_ = mounted_ && pid_ > 0 && IsMountPoint(mountpoint_);
-  if (mounted_) CheckExpectedTransport(extra);
+  const bool remote = dataset.rfind("http://", 0) == 0 || dataset.rfind("https://", 0) == 0 ||
+                      dataset.rfind("s3://", 0) == 0;
+  if (mounted_ && !remote) CheckExpectedTransport(extra);  // a URL keeps /dev/fuse (auto)
 }
 
 // tools/run-tests.sh runs the mount suite a second time with the kernel offering io_uring and
-// MMFS_TEST_EXPECT_RING=1: every mount left to choose (transport=auto) must then serve over the
-// ring. Told by the daemon's ring threads (libfuse names them fuse-ring-N), which need no
+// MMFS_TEST_EXPECT_RING=1: every mount of a local dataset left to choose (transport=auto) must
+// then serve over the ring. Told by the daemon's ring threads (libfuse names them fuse-ring-N), which need no
 // request to the mount.
 void ForegroundMount::CheckExpectedTransport(const std::vector<std::string>& extra) const {
   const char* expect = std::getenv("MMFS_TEST_EXPECT_RING");
