@@ -6,8 +6,9 @@
 //            replies pass through shared buffers, and a ring thread takes a request and commits
 //            the previous reply in one system call. A handler runs on its CPU's ring thread and
 //            replies there: libfuse 3.18.3 accepts replies from other threads but submits them
-//            racing its ring thread (libfuse issue #1443: a permanent hang, seen here under
-//            64 readers), so a READ that waits on the origin holds up that CPU's requests.
+//            to the ring without its ring thread's lock, and under 64 readers the ring's
+//            bookkeeping broke and a lock was left held (a permanent hang). So a READ that
+//            waits on the origin holds up that CPU's requests.
 //
 // `-o transport=auto` (the default) takes the ring when both this build's libfuse and the
 // kernel offer it (the kernel does once root writes Y to its enable_uring parameter) and the
