@@ -22,8 +22,8 @@ namespace {
 constexpr int kPipeFd = 3;  // where the watcher finds the read end
 }  // namespace
 
-bool NeedsOwnAutoUnmount(bool auto_unmount_asked) {
-  return auto_unmount_asked && FUSE_VERSION >= FUSE_MAKE_VERSION(3, 17) && ::geteuid() == 0;
+bool NeedsOwnAutoUnmount() {
+  return FUSE_VERSION >= FUSE_MAKE_VERSION(3, 17) && ::geteuid() == 0;
 }
 
 Status StartAutoUnmountWatcher(const std::string& mountpoint, int64_t mount_id) {

@@ -24,8 +24,8 @@
 
 namespace mmfs::fs {
 
-// Whether the daemon must watch for itself: root, a libfuse of 3.17 or later, auto_unmount asked.
-bool NeedsOwnAutoUnmount(bool auto_unmount_asked);
+// Whether an auto_unmount mount needs the daemon's own watcher: root, a libfuse of 3.17 or later.
+bool NeedsOwnAutoUnmount();
 
 // Starts the watcher for the FUSE mount at `mountpoint` (made by this process; `mount_id` from
 // the mount table: nothing here looks at the mount itself, which answers no request until the

@@ -26,7 +26,7 @@ FuseOpsConfig& Config(fuse_req_t req) {
   return *static_cast<FuseOpsConfig*>(fuse_req_userdata(req));
 }
 
-// The request came over io_uring and is being handled on a ring thread (or was handed on).
+// The request came over io_uring: it is being handled on its CPU's ring thread.
 bool OnRing(fuse_req_t req) {
 #if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
   return fuse_req_is_uring(req);

@@ -38,7 +38,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   std::string opts = "ro,default_permissions,subtype=mmfs,fsname=" + options.fsname;
   bool own_auto_unmount = false;
   for (const std::string& o : options.fuse_options) {
-    if (o == "auto_unmount" && NeedsOwnAutoUnmount(true)) {
+    if (o == "auto_unmount" && NeedsOwnAutoUnmount()) {
       own_auto_unmount = true;  // auto_unmount.h: this libfuse's watcher would not start
       continue;
     }
@@ -56,7 +56,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(FuseOpsConfig* config,
   MMFS_ASSIGN_OR_RETURN(
       TransportChoice transport,
       ChooseTransport(options.transport, kLibraryHasRing,
-                      ReadKernelRingOffer(options.enable_uring_path), options.remote_origin));
+                      ReadKernelRingOffer(), options.remote_origin));
   config->ring = transport.ring;
   if (transport.ring) {
     args.push_back("-o");

@@ -42,7 +42,6 @@ struct MountOptions {
   // `uring` when the library or the kernel lacks it.
   Transport transport = Transport::kAuto;
   bool remote_origin = false;  // served from a URL: auto keeps /dev/fuse (transport.h)
-  std::string enable_uring_path = kEnableUringPath;  // tests point it elsewhere
 };
 
 class FuseServer {
@@ -92,7 +91,6 @@ class FuseServer {
   // With config_->push_prefetched: made and stopped like the dropper, for the same reason (a
   // push in progress may wait on a page that a READ holds).
   std::unique_ptr<PagePusher> pusher_;
-
 };
 
 }  // namespace mmfs::fs

@@ -13,18 +13,6 @@ Result<Transport> ParseTransport(std::string_view word) {
   return Status::InvalidArgument("not a transport; the transports are auto, uring and classic");
 }
 
-const char* TransportName(Transport t) {
-  switch (t) {
-    case Transport::kAuto:
-      return "auto";
-    case Transport::kUring:
-      return "uring";
-    case Transport::kClassic:
-      return "classic";
-  }
-  return "?";
-}
-
 KernelRingOffer ReadKernelRingOffer(const std::string& path) {
   KernelRingOffer offer;
   auto text = ReadWholeFile(path, 64);

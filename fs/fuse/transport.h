@@ -33,7 +33,6 @@ enum class Transport { kAuto, kUring, kClassic };
 
 // "auto", "uring" or "classic"; InvalidArgument naming the accepted words otherwise.
 Result<Transport> ParseTransport(std::string_view word);
-const char* TransportName(Transport t);
 
 // The libfuse this binary was linked with can serve over io_uring.
 constexpr bool kLibraryHasRing = FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18);

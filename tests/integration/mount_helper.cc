@@ -64,8 +64,8 @@ ForegroundMount::ForegroundMount(const std::string& dataset, const std::string& 
 
 // tools/run-tests.sh runs the mount suite a second time with the kernel offering io_uring and
 // MMFS_TEST_EXPECT_RING=1: every mount of a local dataset left to choose (transport=auto) must
-// then serve over the ring. Told by the daemon's ring threads (libfuse names them fuse-ring-N), which need no
-// request to the mount.
+// then serve over the ring. Told by the daemon's ring threads (libfuse names them fuse-ring-N),
+// which needs no request to the mount.
 void ForegroundMount::CheckExpectedTransport(const std::vector<std::string>& extra) const {
   const char* expect = std::getenv("MMFS_TEST_EXPECT_RING");
   if (expect == nullptr || std::string(expect) != "1") return;
