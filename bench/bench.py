@@ -366,6 +366,7 @@ def workload(peer, name, filelist, extra=(), throttle=None):
     cmd = [PY, WORKLOADS, name, peer.root, filelist] + list(extra)
     pid = peer.daemon_pid()
     cpu0 = cpu_seconds(pid) if pid else None
+    requests0 = daemon_requests(peer) if pid else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=(lambda: throttle.add(os.getpid())) if throttle else None)
     try:
@@ -380,7 +381,20 @@ def workload(peer, name, filelist, extra=(), throttle=None):
     if pid:
         result["daemon_cpu_seconds"] = cpu_seconds(pid) - cpu0
         result["daemon_peak_rss"] = peak_rss(pid)
+        if requests0 is not None:
+            result["daemon_requests"] = daemon_requests(peer) - requests0
     return result
+
+
+def daemon_requests(peer):
+    """Requests that reached an mmfs daemon so far (its stats file), or None for other peers."""
+    if not isinstance(peer, Mmfs):
+        return None
+    try:
+        with open(os.path.join(peer.root, ".mmfs", "stats")) as f:
+            return sum(r["count"] for r in json.load(f)["requests"].values())
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def measure(peers, name, filelist, repeats, cold, extra=(), profile=None, src=None):
@@ -1794,10 +1808,36 @@ def write_report(args, peers, rows, started):
         rss_text = f"{rss / 2**20:.1f} MiB" if rss else "-"
         lines.append(f"| {p.name} | {pack} | {p.pack_bytes / 2**20:.0f} MiB | {cpu_gb} | "
                      f"{rss_text} |")
+    lines += daemon_cost_table(names, rows)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out_dir, "latest.md"), "w") as f:
         f.write(text)
     print(text)
+
+
+def daemon_cost_table(names, rows):
+    """What each workload cost the mmfs daemons: CPU milliseconds per 1,000 requests (the figure
+    `mmfs stats` shows) and requests per file, from the median run's counts."""
+    names = [n for n in names if n.startswith("mmfs")]
+    cells = []
+    for label, mode, res in rows:
+        row = []
+        for n in names:
+            r = res.get(n) if isinstance(res, dict) else None
+            r = r if isinstance(r, dict) else {}
+            req, cpu, files = r.get("daemon_requests"), r.get("daemon_cpu_seconds"), r.get("files")
+            if not req or cpu is None:
+                row.append("-")
+                continue
+            per_file = f", {req / files:.1f}/file" if files else ""
+            row.append(f"{cpu * 1e6 / req:.1f}{per_file}")
+        if any(c != "-" for c in row):
+            cells.append(f"| {label} | {mode} | " + " | ".join(row) + " |")
+    if not cells:
+        return []
+    return ["", "Daemon CPU per 1,000 requests (ms) and requests per file, median run:", "",
+            "| workload | mode | " + " | ".join(names) + " |",
+            "|---|---|" + "---|" * len(names)] + cells
 
 
 if __name__ == "__main__":
