@@ -943,7 +943,13 @@ def million(args, n=1_000_000, empty=False, procs=1):
     known = {"native": lambda: Native(work, src),
              "squashfs": lambda: KernelSquashfs(work, image, None),
              "squashfuse_ll": lambda: SquashfuseLL(work, image, None),
-             "mmfs": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M"] + args.mmfs_option)}
+             "mmfs": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M"] + args.mmfs_option),
+             "mmfs-classic": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M", "-o",
+                                                                "transport=classic"]
+                                          + args.mmfs_option, "mmfs /dev/fuse"),
+             "mmfs-uring": lambda: Mmfs(work, dataset, None, ["--ram-cache", "64M", "-o",
+                                                              "transport=uring"]
+                                        + args.mmfs_option, "mmfs io_uring")}
     peers = [known[p]() for p in args.peers.split(",") if p in known]
     res = {"mount": {}, "list": {}, "list-warm": {}, "imagefolder": {}, "pack": pack_seconds}
     # --repeats rounds, the peers interleaved in each (the VM's noise drifts over minutes: a
@@ -1504,6 +1510,10 @@ def main():
     if os.geteuid() != 0:
         sys.exit("bench.py needs root (drop_caches, mounts, cgroups)")
     os.makedirs(args.work, exist_ok=True)
+    if "mmfs-uring" in args.peers.split(","):
+        ring = KernelRingOffer()
+        ring.__enter__()
+        atexit.register(ring.__exit__)
     if args.no_peers and not (args.epochs or args.readahead or args.hint or args.cluster
                               or args.memory):
         # --million alone needs none of the image dataset: --peers then picks its peers.
@@ -1550,10 +1560,6 @@ def main():
                                "mmfs readers=off"),
     }
     peers = [all_peers[p] for p in args.peers.split(",")]
-    if "mmfs-uring" in args.peers.split(","):
-        ring = KernelRingOffer()
-        ring.__enter__()
-        atexit.register(ring.__exit__)
     rows = []
     started = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%SZ")
     if args.no_peers:
