@@ -102,6 +102,15 @@ in_fresh_root() {
   mkdir -p /var/cache/apt/archives/partial
   mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
   echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/mmfs-fresh-check"
+  # The test command's compiler cache (tools/run-tests.sh), when this run has one: its release
+  # build in the root then costs what ccache cannot vouch for. A compile whose header the root
+  # lacks still fails (ccache checks every header a file includes, and links are never cached).
+  local ccache_env=()
+  if [[ -n ${CCACHE_DIR:-} && -d $CCACHE_DIR ]]; then
+    mkdir -p "$root/var/cache/mmfs-ccache"
+    mount --bind "$CCACHE_DIR" "$root/var/cache/mmfs-ccache"
+    ccache_env=(CCACHE_DIR=/var/cache/mmfs-ccache CCACHE_READONLY=1)
+  fi
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   # The machine's local CAs, as a machine installed on its network has them (a network that
   # inspects TLS puts its CA there): npm fetches s3rver over TLS (install-deps.sh). The
@@ -118,7 +127,7 @@ in_fresh_root() {
   (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
      tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -xf - -C "$root/srv/mmfs"
   local status=0
-  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ccache_env[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c "cd /srv/mmfs && $cmd" < /dev/null 2>&1 | tee "$log" || status=$?
   cleanup

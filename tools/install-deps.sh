@@ -51,8 +51,9 @@ tests=(
   clang libclang-rt-14-dev
   # clients the tests read the mount with, and what the tests run them with
   diffutils findutils util-linux mount tar gzip fio
-  # the fresh-root check: a minimal Debian root, made from the machine's own mirror
-  debootstrap
+  # the fresh-root check: a minimal Debian root, made from the machine's own mirror; ccache
+  # keeps the release stage's compiles for the same build in that root (tools/run-tests.sh)
+  debootstrap ccache
 )
 case "$profile" in
   --demo) packages=("${demo[@]}") ;;

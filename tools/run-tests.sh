@@ -26,12 +26,23 @@ timings=()
 # CI keeps only the tail of the log, so the failed tests' names and the end of their output are
 # printed again after the stage timings.
 digest=$(mktemp)
-trap 'rm -f "$digest"' EXIT
+trap 'rm -f "$digest" "$digest.ccache"' EXIT
 total_start=$SECONDS
 
 stage_start=$SECONDS
 bash tools/install-deps.sh
 timings+=("$(printf '%-10s %5d s' install $((SECONDS - stage_start)))")
+
+# Every build goes through ccache, in build/ccache unless CCACHE_DIR says otherwise: the fresh
+# stage's release build in a new root is the release stage's own compiles (fresh-check.sh lends
+# it this directory), so that check costs its installs, not a second -O3 build. ccache compares
+# the compiler and every header a file includes, so a header the root lacks still fails there.
+# Paths are kept relative to the checkout, which sits elsewhere in the root.
+if command -v ccache > /dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_STATSLOG=$digest.ccache
+fi
 
 run_ctest() {
   local preset=$1 shown=${2:-$1}
@@ -128,6 +139,9 @@ done
 
 echo "=== stages"
 printf '  %s\n' "${timings[@]}"
+if [[ -s $digest.ccache ]]; then
+  ccache --show-log-stats | awk '/^ *Hits:/ {print "  ccache: " $2 " of " $4 " compiles from the cache"; exit}'
+fi
 printf '  %-10s %5d s\n' total $((SECONDS - total_start))
 if [[ -s $digest ]]; then
   echo "=== failures"

@@ -45,7 +45,7 @@ class Reader {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     const std::string script =
-        std::string(MMFS_TEST_SOURCE_DIR) + "/tests/integration/reader_check.py";
+        SourceDir() + "/tests/integration/reader_check.py";
     std::vector<std::string> args = {"/usr/bin/python3",       script, mnt, mode,
                                      std::to_string(kSeconds), result};
     std::vector<char*> argv;
