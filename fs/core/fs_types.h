@@ -51,9 +51,11 @@ struct ReadData {
   std::shared_ptr<const std::string> owner;
   const char* data = nullptr;
   size_t size = 0;
-  // The READ reached the file's end and the RAM tier holds the file: its pages in the kernel's
-  // page cache would be a second copy (fs/fuse/page_cache_dropper.h).
+  // The RAM tier holds the file: its pages in the kernel's page cache (this READ's and any the
+  // kernel kept from before) would be a second copy (fs/fuse/page_cache_dropper.h).
   bool tier_holds = false;
+  // The READ reached the file's end.
+  bool at_end = false;
 };
 
 // How a listing hands out its entries: `emit(name, attr, next_offset)` returns false when the

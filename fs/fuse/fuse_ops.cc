@@ -286,8 +286,16 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   counted.Served(data->size);
   fuse_reply_buf(req, data->data, data->size);  // `req` is gone from here on
   counted.Done();                               // the reader waits no longer
-  // The RAM tier holds the file: its pages would be a second copy (hold once).
-  if (data->tier_holds && cfg.dropper != nullptr) cfg.dropper->Queue(ino);
+  // The RAM tier holds the file: its pages would be a second copy (hold once). Soon after the
+  // READ that reaches the end; later after another (a reader may still be reading the pages
+  // around it, and the READ that reaches the end, if one comes, brings the drop forward).
+  if (data->tier_holds && cfg.dropper != nullptr) {
+    if (data->at_end) {
+      cfg.dropper->Queue(ino);
+    } else {
+      cfg.dropper->QueueLater(ino);
+    }
+  }
 }
 
 // With no_opendir the first OPENDIR is answered ENOSYS, after which the kernel sends neither

@@ -14,7 +14,9 @@ void PageCacheDropper::Add(Due* queue, std::chrono::milliseconds delay, fuse_ino
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stop_ && queue->size() < kMaxQueued) {
-      queue->emplace_back(Clock::now() + delay, ino);
+      const Clock::time_point due = Clock::now() + delay;
+      queue->emplace_back(due, ino);
+      last_due_[ino] = due;  // the latest request decides
       queued = true;
     }
   }
@@ -54,8 +56,13 @@ void PageCacheDropper::Run() {
         if (due == nullptr) {
           cv_.wait(lock);
         } else if (due->front().first <= now) {
-          ino = due->front().second;
+          const auto [when, which] = due->front();
           due->pop_front();
+          // The file was queued again since: that entry drops it.
+          auto last = last_due_.find(which);
+          if (last == last_due_.end() || last->second != when) continue;
+          last_due_.erase(last);
+          ino = which;
           break;
         } else {
           cv_.wait_until(lock, due->front().first);

@@ -4,18 +4,21 @@
 //
 // With no_open the kernel keeps every page a READ returned (keep_cache). For a file the RAM tier
 // holds that is a second copy of the same bytes, charged to the same memory cgroup: under a
-// shared limit it pushes out page cache that held files the tier does not have. After the READ
-// that reaches the end of such a file the FUSE layer queues its inode here, and kReadDelay later
-// a thread of its own calls fuse_lowlevel_notify_inval_inode (never a request thread: the kernel
-// waits there for pages still locked by READs in flight, which only request threads answer).
-// The delay matters: dropping the pages while the reader is still copying them makes the kernel
-// find them gone and READ them again, and dropping again at once made a storm of READs (1,024
-// READs for 4 files, measured). The next read of the file comes back to the daemon and is served
-// from the tier: a READ round trip (and a GETATTR, since the kernel forgets the attributes too)
-// instead of holding the bytes twice. Files the tier does not hold keep their pages: the
-// kernel's LRU keeps what fits. A file pushed into the page cache (prefetcher.h) that the tier
-// keeps goes kPushDelay later (QueueLater): its reader, which opens it as it is pushed, has read
-// it by then.
+// shared limit it pushes out page cache that held files the tier does not have. After each READ
+// of such a file the FUSE layer queues its inode here, and a delay later a thread of its own
+// calls fuse_lowlevel_notify_inval_inode (never a request thread: the kernel waits there for
+// pages still locked by READs in flight, which only request threads answer). The delay matters:
+// dropping the pages while the reader is still copying them makes the kernel find them gone and
+// READ them again, and dropping again at once made a storm of READs (1,024 READs for 4 files,
+// measured). So a file is dropped once, and the latest request decides when: kReadDelay after
+// the READ that reaches the end (Queue), kPushDelay after any other READ (QueueLater: its reader
+// may still be reading the pages around it; such a READ may also be the only one the daemon
+// sees, when the kernel evicted part of the file and kept the rest, and that rest must go too).
+// The next read of the file comes back to the daemon and is served from the tier: a READ round
+// trip (and a GETATTR, since the kernel forgets the attributes too) instead of holding the bytes
+// twice. Files the tier does not hold keep their pages: the kernel's LRU keeps what fits. A
+// file pushed into the page cache (prefetcher.h) that the tier keeps goes kPushDelay later
+// (QueueLater): its reader, which opens it as it is pushed, has read it by then.
 //
 // Ownership: borrows the session, which must outlive the dropper (Stop first).
 // Thread-safety: Queue and Stop are thread-safe; `counted` is called from any thread.
@@ -31,6 +34,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 namespace mmfs::fs {
@@ -44,7 +48,8 @@ class PageCacheDropper {
   PageCacheDropper(const PageCacheDropper&) = delete;
   PageCacheDropper& operator=(const PageCacheDropper&) = delete;
 
-  // Drops `ino`'s pages kReadDelay (Queue) or kPushDelay (QueueLater) from now; never blocks.
+  // Drops `ino`'s pages kReadDelay (Queue) or kPushDelay (QueueLater) from now, unless it is
+  // queued again before then (the latest call decides); never blocks.
   void Queue(fuse_ino_t ino);
   void QueueLater(fuse_ino_t ino);
   // Ends the thread (what is still queued is dropped unprocessed); called before the session
@@ -70,6 +75,9 @@ class PageCacheDropper {
   void Add(Due* queue, std::chrono::milliseconds delay, fuse_ino_t ino);
   Due soon_;           // after READs
   Due later_;          // after pushes
+  // Each queued inode's due time from its latest call: only the entry with it drops; the others
+  // are skipped when they come due (guarded by mu_; as many entries as the queues at most).
+  std::unordered_map<fuse_ino_t, Clock::time_point> last_due_;
   bool stop_ = false;  // guarded by mu_
   std::once_flag joined_;
   std::thread thread_;

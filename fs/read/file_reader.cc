@@ -86,7 +86,8 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
   // rather than load it again for each (or read it again from the SSD tier).
   const bool held = tiers_.ram().Contains(f.key);
   if (len < file_size && !held) read_buffer.Put(f.key, 0, *blob);
-  out.tier_holds = held && offset + len == file_size;
+  out.tier_holds = held;
+  out.at_end = offset + len == file_size;
   return serve(std::move(blob).value(), 0);
 }
 

@@ -7,10 +7,10 @@
 // a prefetched copy or a kept neighbour, else the sample from the cluster tier, from its shard
 // or the extent around it, or a view's sample), lending it the prefetch buffer for the sample's
 // other members. Every first READ of a file is recorded for the what-if curves, and the hit
-// ratios are sampled into a history for `mmfs stats --plot`. A READ that reaches the end of a
-// file the RAM tier holds says so (ReadData::tier_holds): the FUSE layer then drops the file's
-// pages from the page cache, so the bytes are held once. A READ the SSD tier served tells the
-// extent reader, whose neighbour written there is then used.
+// ratios are sampled into a history for `mmfs stats --plot`. A READ of a file the RAM tier
+// holds says so, and whether it reached the end (ReadData::tier_holds, at_end): the FUSE layer
+// then drops the file's pages from the page cache, so the bytes are held once. A READ the SSD
+// tier served tells the extent reader, whose neighbour written there is then used.
 //
 // Ownership: borrows the tier stack, the origin reader, the prefetcher, the extent reader and
 // the miss loader, which must outlive it.

@@ -64,6 +64,35 @@ TEST_F(FilesystemTest, ReadReturnsExactBytesInAnyChunking) {
   EXPECT_FALSE(fs_->Read(Walk("train").ino, 0, 10).ok());  // a directory
 }
 
+// Every READ of a file the RAM tier holds says so, wherever it falls in the file: the FUSE layer
+// then drops the file's pages, including those the kernel kept when it evicted only part of the
+// file and READs just the rest (hold-once). A file no tier holds says nothing.
+TEST_F(FilesystemTest, EveryReadOfAFileTheRamTierHoldsSaysSoAndWhereItEnds) {
+  const uint64_t ino = Walk("train/cat/1.jpg").ino;
+  const size_t size = testing::MakeJpeg(20, 10).size();
+  ASSERT_GT(size, 20u);
+  auto head = fs_->Read(ino, 0, 10);
+  ASSERT_TRUE(head.ok());
+  EXPECT_TRUE(head->tier_holds);
+  EXPECT_FALSE(head->at_end);
+  auto middle = fs_->Read(ino, 10, 5);
+  ASSERT_TRUE(middle.ok());
+  EXPECT_TRUE(middle->tier_holds) << "a READ short of the end must queue the drop too";
+  EXPECT_FALSE(middle->at_end);
+  auto tail = fs_->Read(ino, 15, size);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_TRUE(tail->tier_holds);
+  EXPECT_TRUE(tail->at_end);
+  // A file too large to cache is streamed: no tier holds it.
+  FilesystemOptions options;
+  options.max_cached_file_bytes = 1 << 20;
+  Make(options);
+  auto big = fs_->Read(Walk("big.bin").ino, 0, 4096);
+  ASSERT_TRUE(big.ok());
+  EXPECT_FALSE(big->tier_holds);
+  EXPECT_FALSE(big->at_end);
+}
+
 TEST_F(FilesystemTest, LargeFilesBypassTheCacheButAreVerified) {
   FilesystemOptions options;
   options.max_cached_file_bytes = 1 << 20;
