@@ -39,7 +39,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <thread>
 

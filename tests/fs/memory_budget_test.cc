@@ -3,6 +3,7 @@
 #include "fs/memory/memory_budget.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
