@@ -1558,6 +1558,10 @@ def main():
         # The same mount without the per-reader accounting: what that accounting costs.
         "mmfs-noreaders": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "readers=off"],
                                "mmfs readers=off"),
+        # The smallest RAM tier beside the page cache: what the tier's copy of each cold read
+        # costs (a fresh page of memory per 4 KiB, besides the page cache's own).
+        "mmfs-ram64m": Mmfs(args.work, dataset, mmfs_seconds, ["--ram-cache", "64M"],
+                            "mmfs --ram-cache 64M"),
     }
     peers = [all_peers[p] for p in args.peers.split(",")]
     rows = []

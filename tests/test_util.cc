@@ -11,6 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -140,6 +144,59 @@ bool WaitUntilBlocked(int tid, double timeout_seconds) {
 
 std::string MmfsBinary() { return MMFS_TEST_BINARY; }
 std::string GenDatasetBinary() { return MMFS_TEST_GEN_BINARY; }
+
+namespace {
+
+// The trees GenDataset made in this process, by their arguments. Removed at exit by the process
+// that made them only: a forked child that exits without exec must not take them away.
+class GeneratedTrees {
+ public:
+  ~GeneratedTrees() {
+    if (::getpid() != owner_) static_cast<void>(dir_.release());  // not ours to remove
+  }
+  // The tree for `args`, generating it on the first call; nullopt (and `failed`) if gen failed.
+  std::optional<std::string> For(const std::vector<std::string>& args, double timeout_seconds,
+                                 CommandResult* failed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string key;
+    for (const std::string& a : args) key += a + '\0';
+    auto it = trees_.find(key);
+    if (it != trees_.end()) return it->second;
+    if (dir_ == nullptr) dir_ = std::make_unique<TempDir>();
+    const std::string tree = dir_->path() + "/" + std::to_string(trees_.size());
+    std::vector<std::string> argv = {GenDatasetBinary(), tree};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult gen = RunCommand(argv, timeout_seconds);
+    if (gen.exit_code != 0) {
+      *failed = std::move(gen);
+      std::error_code ec;
+      std::filesystem::remove_all(tree, ec);
+      return std::nullopt;
+    }
+    trees_.emplace(key, tree);
+    return tree;
+  }
+
+ private:
+  std::mutex mu_;
+  const pid_t owner_ = ::getpid();
+  std::unique_ptr<TempDir> dir_;
+  std::map<std::string, std::string> trees_;
+};
+
+}  // namespace
+
+CommandResult GenDataset(const std::string& dir, const std::vector<std::string>& args,
+                         double timeout_seconds) {
+  static GeneratedTrees trees;
+  CommandResult result;
+  std::optional<std::string> tree = trees.For(args, timeout_seconds, &result);
+  if (!tree) return result;
+  std::error_code ec;
+  std::filesystem::copy(*tree, dir, std::filesystem::copy_options::recursive, ec);
+  if (ec) return {1, "copying the generated tree " + *tree + " to " + dir + ": " + ec.message()};
+  return {0, ""};
+}
 std::string SourceDir() { return MMFS_TEST_SOURCE_DIR; }
 
 uint64_t ProcStatusBytes(int pid, const std::string& field) {

@@ -69,6 +69,13 @@ bool IsMountPoint(const std::string& path);
 // Paths of the binaries under test (set by CMake).
 std::string MmfsBinary();
 std::string GenDatasetBinary();
+
+// `mmfs-gen-dataset DIR ARGS...`, which is deterministic for given arguments: the first call with
+// ARGS in this process generates into a directory of its own (removed at exit), every call copies
+// that tree to DIR. A suite whose cases each set up the same dataset generates it once (under a
+// sanitizer generating is most of a mount test's setup). DIR must not exist yet.
+CommandResult GenDataset(const std::string& dir, const std::vector<std::string>& args,
+                         double timeout_seconds = 300);
 std::string SourceDir();
 
 }  // namespace mmfs::testing

@@ -49,9 +49,8 @@ std::string ReadUncached(const std::string& path) {
 class CacheMountTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto gen = RunCommand({GenDatasetBinary(), src(), "-n", "400", "-c", "4", "--max-side", "256",
-                           "--seed", "11"},
-                          300);
+    auto gen =
+        GenDataset(src(), {"-n", "400", "-c", "4", "--max-side", "256", "--seed", "11"}, 300);
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     auto pack = RunCommand({MmfsBinary(), "pack", "-q", src(), dst()});
     ASSERT_EQ(pack.exit_code, 0) << pack.output;

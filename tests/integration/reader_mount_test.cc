@@ -88,9 +88,8 @@ class ReaderMountTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // 400 samples (a JPEG and a caption each): more files than 5 s of 20 ms reads.
-    auto gen = RunCommand({GenDatasetBinary(), tmp_ / "src", "-n", "400", "-c", "4", "--max-side",
-                           "256", "--seed", "21"},
-                          300);
+    auto gen = GenDataset(tmp_ / "src",
+                          {"-n", "400", "-c", "4", "--max-side", "256", "--seed", "21"}, 300);
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dst()});
     ASSERT_EQ(pack.exit_code, 0) << pack.output;

@@ -51,9 +51,8 @@ class SsdCacheMountTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root (a second user, tmpfs mounts)";
-    auto gen = RunCommand({GenDatasetBinary(), tmp_ / "src", "-n", "300", "-c", "3", "--max-side",
-                           "256", "--seed", "5"},
-                          300);
+    auto gen =
+        GenDataset(tmp_ / "src", {"-n", "300", "-c", "3", "--max-side", "256", "--seed", "5"}, 300);
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     auto pack = RunCommand({MmfsBinary(), "pack", "-q", tmp_ / "src", dst()});
     ASSERT_EQ(pack.exit_code, 0) << pack.output;

@@ -103,8 +103,9 @@ class ViewCliTest : public ::testing::Test {
   // A generated dataset source of `n` samples.
   std::string Generate(const std::string& name, int n) {
     std::string dir = tmp_ / name;
-    auto gen = RunCommand({GenDatasetBinary(), dir, "-n", std::to_string(n), "-c", "3",
-                           "--min-side", "200", "--max-side", "400", "--seed", "3"},
+    auto gen = GenDataset(dir,
+                          {"-n", std::to_string(n), "-c", "3", "--min-side", "200", "--max-side",
+                           "400", "--seed", "3"},
                           300);
     EXPECT_EQ(gen.exit_code, 0) << gen.output;
     return dir;

@@ -21,9 +21,8 @@ TEST(ViewMountTest, AtNServesTheViewToUnmodifiedLoaders) {
   MMFS_SKIP_UNDER_TSAN();  // libvips builds a view; TSan checks the read path: ViewReadPathTest
   TempDir tmp;
   const std::string src = tmp / "src", dst = tmp / "ds.mmfs";
-  auto gen = RunCommand({GenDatasetBinary(), src, "-n", "60", "-c", "4", "--min-side", "80",
-                         "--max-side", "200", "--seed", "5"},
-                        300);
+  auto gen = GenDataset(
+      src, {"-n", "60", "-c", "4", "--min-side", "80", "--max-side", "200", "--seed", "5"}, 300);
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
   auto pack = RunCommand({MmfsBinary(), "pack", "--view", "64", src, dst}, 300);
   ASSERT_EQ(pack.exit_code, 0) << pack.output;
