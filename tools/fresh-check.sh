@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# The README's Quick start, on a machine that has nothing: the Quick start commands run in a
+# The README's Quick start, on a machine that has nothing: each Quick start command runs in its own
 # throwaway copy of a minimal Debian 12 root (`debootstrap --variant=minbase bookworm`), as root,
-# with /dev (FUSE), /proc and /sys bound in, the demo first (below: why one root serves both). A
-# package that tools/install-deps.sh forgets, and that this machine happens to have, fails here
-# instead of on a newcomer's machine.
+# with /dev (FUSE), /proc and /sys bound in. A package that tools/install-deps.sh forgets, and that
+# this machine happens to have, fails here instead of on a newcomer's machine.
 #
 #   bash tools/fresh-check.sh            both commands (what the README test command runs)
 #   bash tools/fresh-check.sh demo       only the demo command
@@ -85,8 +84,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Makes a new throwaway copy of the base root, with the project in /srv/mmfs.
-open_fresh_root() {
+# Runs COMMAND in a new throwaway copy of the base root; its output goes to the terminal and LOG.
+in_fresh_root() {
+  local cmd=$1 log=$2
   run=$(mktemp -d /tmp/mmfs-fresh.XXXXXX)
   local root=$run/root
   mkdir -p "$run/upper" "$run/work" "$root"
@@ -126,31 +126,21 @@ open_fresh_root() {
   # Files deleted in the working tree but not yet in git are skipped (--ignore-failed-read).
   (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
      tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -xf - -C "$root/srv/mmfs"
-  root_env=(HOME=/root TERM=dumb LANG=C.UTF-8 "${ccache_env[@]}"
-            PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
-}
-
-# Runs COMMAND in the root open_fresh_root made; its output goes to the terminal and LOG.
-in_root() {
-  local cmd=$1 log=$2 status=0
-  chroot "$run/root" /usr/bin/env -i "${root_env[@]}" \
+  local status=0
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ccache_env[@]}" \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c "cd /srv/mmfs && $cmd" < /dev/null 2>&1 | tee "$log" || status=$?
+  cleanup
   return "$status"
 }
 
 make_base
 failed=0
-# Both commands run in one root, the demo first: the test command installs every package the
-# demo's install does and more (install-deps.sh: --all is --demo plus the tests' packages), so
-# what the demo left installed cannot hide a package the test command forgets, and the root's
-# setup and the demo's packages are paid once. What each command builds sits in its own build
-# directory (build/demo, build/release).
-open_fresh_root
 logs=$(mktemp -d /tmp/mmfs-fresh-logs.XXXXXX)
 if [[ $which == all || $which == demo ]]; then
   echo "== fresh-check: $demo_cmd"
   start=$SECONDS
-  if in_root "$demo_cmd" "$logs/demo.log"; then
+  if in_fresh_root "$demo_cmd" "$logs/demo.log"; then
     # The demo generates MMFS_DEMO_SAMPLES (2000) samples; each epoch must read all of them.
     samples=$(sed -n 's/^ImageFolder: \([0-9]*\) samples.*/\1/p' "$logs/demo.log")
     epochs=$(grep -c "^epoch [0-9]*: ${samples:-x} images decoded" "$logs/demo.log" || true)
@@ -171,13 +161,12 @@ fi
 if [[ $which == all || $which == tests ]]; then
   echo "== fresh-check: $test_cmd"
   start=$SECONDS
-  if in_root "$test_cmd" "$logs/tests.log"; then
+  if in_fresh_root "$test_cmd" "$logs/tests.log"; then
     echo "== fresh-check: test command subset OK in $((SECONDS - start)) s"
   else
     echo "== fresh-check FAILED: the test command subset exited non-zero (after $((SECONDS - start)) s)"
     failed=1
   fi
 fi
-cleanup
 rm -rf "$logs"
 exit $failed

@@ -12,11 +12,7 @@
 #            over /dev/fuse
 #   tsan     TSan build (GCC 12, -O2), every test, over /dev/fuse
 #   fuzz     the libFuzzer targets, MMFS_FUZZ_SECONDS (30) each
-#   fresh    the README Quick start in fresh Debian 12 minbase roots (tools/fresh-check.sh): the
-#            demo command starts in the background once the install step is done, beside the
-#            first build (its output is printed, and waited for, before any test runs, so that
-#            no test shares the machine with it); the test command's subset runs last, when the
-#            release build's compiles are in the cache it lends the root
+#   fresh    the README Quick start in fresh Debian 12 minbase roots (tools/fresh-check.sh)
 #
 #   bash tools/run-tests.sh                              every stage
 #   MMFS_BUILDS="release asan" bash tools/run-tests.sh   some stages
@@ -39,11 +35,8 @@ digest=$(mktemp)
 uring_param=/sys/module/fuse/parameters/enable_uring
 uring_before=""
 if [[ -w $uring_param ]]; then uring_before=$(cat "$uring_param"); fi
-fresh_demo_pid=""
 finish() {
-  [[ -z $fresh_demo_pid ]] || kill "$fresh_demo_pid" 2> /dev/null || true
-  [[ -z $fresh_demo_pid ]] || wait "$fresh_demo_pid" 2> /dev/null || true
-  rm -f "$digest" "$digest.ccache" "$digest.demo"
+  rm -f "$digest" "$digest.ccache"
   [[ -z $uring_before ]] || echo "$uring_before" > "$uring_param"
 }
 trap finish EXIT
@@ -66,37 +59,8 @@ if command -v ccache > /dev/null; then
   export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_STATSLOG=$digest.ccache
 fi
 
-# The fresh root's demo, started beside the first build: waited for before any test runs (a
-# test on a machine busy with the demo's build could miss a deadline), and its output printed.
-fresh_demo_start=0
-start_fresh_demo() {
-  fresh_demo_start=$SECONDS
-  bash tools/fresh-check.sh demo > "$digest.demo" 2>&1 &
-  fresh_demo_pid=$!
-}
-wait_fresh_demo() {
-  [[ -n $fresh_demo_pid ]] || return 0
-  local rc=0
-  wait "$fresh_demo_pid" || rc=$?
-  fresh_demo_pid=""
-  # Its package installs alone run to thousands of lines: the end, where the epochs, the stats
-  # and the check's verdict are.
-  echo "=== fresh: the demo command in a fresh root (run beside the build): the end of its output"
-  tail -n $((rc == 0 ? 40 : 120)) "$digest.demo"
-  if ((rc == 0)); then
-    timings+=("$(printf '%-10s %5d s  %s' fresh-demo $((SECONDS - fresh_demo_start)) "ok (beside the builds)")")
-  else
-    echo "=== FAILED: the demo command in a fresh root"
-    echo "--- fresh: the demo command failed: the end of its output" >> "$digest"
-    tail -n 30 "$digest.demo" >> "$digest"
-    timings+=("$(printf '%-10s %5d s  %s' fresh-demo $((SECONDS - fresh_demo_start)) FAILED)")
-    status=1
-  fi
-}
-
 # run_ctest PRESET [SHOWN [CTEST ARGS...]]
 run_ctest() {
-  wait_fresh_demo
   local preset=$1 shown=${2:-$1}
   local args=(--test-dir "build/$preset" --output-on-failure -j "$jobs" "${@:3}")
   [[ -n $label ]] && args+=(-L "$label")
@@ -120,7 +84,6 @@ run_ctest() {
   return 1
 }
 
-[[ " $stages " == *" fresh "* ]] && start_fresh_demo
 for stage in $stages; do
   stage_start=$SECONDS
   result=ok
@@ -178,8 +141,7 @@ for stage in $stages; do
       fi
       ;;
     fresh)
-      wait_fresh_demo
-      bash tools/fresh-check.sh tests || { echo "=== FAILED: fresh-root check"; result=FAILED; }
+      bash tools/fresh-check.sh || { echo "=== FAILED: fresh-root check"; result=FAILED; }
       ;;
     *) echo "=== unknown stage '$stage' (release asan tsan fuzz fresh)"; result=FAILED ;;
   esac
@@ -187,7 +149,6 @@ for stage in $stages; do
   timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) "$result")")
 done
 
-wait_fresh_demo
 echo "=== stages"
 printf '  %s\n' "${timings[@]}"
 if [[ -s $digest.ccache ]]; then
