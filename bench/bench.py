@@ -1562,6 +1562,10 @@ def main():
         # costs (a fresh page of memory per 4 KiB, besides the page cache's own).
         "mmfs-ram64m": Mmfs(args.work, dataset, mmfs_seconds, ["--ram-cache", "64M"],
                             "mmfs --ram-cache 64M"),
+        # The daemon's heap on small pages (tools/mmfs/huge_page_heap.h): what huge pages save
+        # while the RAM tier fills.
+        "mmfs-smallpages": Mmfs(args.work, dataset, mmfs_seconds, ["-o", "huge_pages=off"],
+                                "mmfs huge_pages=off"),
     }
     peers = [all_peers[p] for p in args.peers.split(",")]
     rows = []

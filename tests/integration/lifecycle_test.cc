@@ -321,6 +321,63 @@ TEST_F(LifecycleTest, AutoUnmountLeavesALaterMountAlone) {
   EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
 }
 
+// Whether `pid`'s malloc heap (the [heap] mapping) is advised for transparent huge pages: its
+// VmFlags in smaps hold "hg".
+bool HeapAdvisedHuge(pid_t pid) {
+  std::istringstream smaps(ReadFile("/proc/" + std::to_string(pid) + "/smaps"));
+  bool in_heap = false;
+  for (std::string line; std::getline(smaps, line);) {
+    if (line.size() >= 6 && line.compare(line.size() - 6, 6, "[heap]") == 0) in_heap = true;
+    if (in_heap && line.rfind("VmFlags:", 0) == 0) return (line + " ").find(" hg ") != std::string::npos;
+  }
+  return false;
+}
+
+bool KernelOffersHugePages() {
+  const std::string mode = ReadFile("/sys/kernel/mm/transparent_hugepage/enabled");
+  return mode.find("[always]") != std::string::npos || mode.find("[madvise]") != std::string::npos;
+}
+
+// The daemon's heap asks for transparent huge pages (tools/mmfs/huge_page_heap.h: `mmfs mount`
+// starts itself again with glibc's tunables), and what the daemon starts gets the environment
+// the user gave it, without those tunables.
+TEST_F(LifecycleTest, TheDaemonsHeapIsOnHugePagesAndItsChildrenGetTheUsersEnvironment) {
+  if (kSanitizedBuild) GTEST_SKIP() << "the sanitizers' allocators are not glibc's";
+  if (!KernelOffersHugePages()) GTEST_SKIP() << "this kernel offers no transparent huge pages";
+  if (::geteuid() != 0) GTEST_SKIP() << "the auto_unmount watcher: root's mounts";
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables != nullptr && std::string(tunables).find("glibc.malloc.hugetlb") != std::string::npos) {
+    GTEST_SKIP() << "GLIBC_TUNABLES already chooses glibc.malloc.hugetlb";
+  }
+  ForegroundMount m(dst(), mnt(), {"-o", "auto_unmount"});
+  ASSERT_TRUE(m.mounted());
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  EXPECT_TRUE(HeapAdvisedHuge(m.pid()));
+  std::vector<pid_t> watchers;
+  ASSERT_TRUE(WaitFor([&] { return !(watchers = AutoUnmountWatchers(mnt())).empty(); }, 20));
+  const std::string env = ReadFile("/proc/" + std::to_string(watchers[0]) + "/environ");
+  EXPECT_EQ(env.find("glibc.malloc.hugetlb"), std::string::npos);
+  EXPECT_EQ(env.find("MMFS_HUGE_HEAP_RESTARTED"), std::string::npos);
+  EXPECT_EQ(m.StopWith(SIGTERM), 0);
+  EXPECT_TRUE(WaitFor([&] { return FindDaemons(mnt()).empty(); }, 20))
+      << "the watcher did not end with its daemon";
+}
+
+// -o huge_pages=off, and shared-limit mode (memory is short there; the allocator gives memory
+// back instead), keep the heap on small pages.
+TEST_F(LifecycleTest, HugePagesOffOrASharedLimitKeepTheHeapOnSmallPages) {
+  if (kSanitizedBuild) GTEST_SKIP() << "the sanitizers' allocators are not glibc's";
+  if (!KernelOffersHugePages()) GTEST_SKIP() << "this kernel offers no transparent huge pages";
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"-o", "huge_pages=off"},
+        std::vector<std::string>{"-o", "memory=256M"}}) {
+    ForegroundMount m(dst(), mnt(), extra);
+    ASSERT_TRUE(m.mounted()) << extra[1];
+    EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption") << extra[1];
+    EXPECT_FALSE(HeapAdvisedHuge(m.pid())) << extra[1];
+  }
+}
+
 // Every request the daemon has answered, from MNT/.mmfs/stats.
 uint64_t RequestsServed(const std::string& mnt) {
   auto j = nlohmann::json::parse(ReadFile(mnt + "/.mmfs/stats"));

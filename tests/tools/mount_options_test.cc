@@ -83,12 +83,15 @@ TEST(MountOptionsTest, OnOffValues) {
   EXPECT_TRUE(opendir_off->cache_listings);
   // The reader accounting is on unless turned off (its cost is measured in bench/README.md).
   EXPECT_TRUE(ParseMountOptions(WithOptions({})).value().fs.reader_accounting);
+  EXPECT_TRUE(ParseMountOptions(WithOptions({})).value().huge_pages);
+  EXPECT_FALSE(ParseMountOptions(WithOptions({"huge_pages=off"})).value().huge_pages);
   EXPECT_FALSE(ParseMountOptions(WithOptions({"readers=off"})).value().fs.reader_accounting);
 }
 
 TEST(MountOptionsTest, BadOnOffValueNamesTheOptionAndTheValue) {
   for (const std::string key :
-       {"readahead", "hint", "direct", "push", "hold_once", "lock_index", "opendir", "readers"}) {
+       {"readahead", "hint", "direct", "push", "hold_once", "lock_index", "opendir", "readers",
+        "huge_pages"}) {
     auto parsed = ParseMountOptions(WithOptions({key + "=maybe"}));
     ASSERT_FALSE(parsed.ok()) << key;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);

@@ -34,6 +34,7 @@
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/remote_dataset.h"
 #include "tools/mmfs/daemonize.h"
+#include "tools/mmfs/huge_page_heap.h"
 #include "tools/mmfs/mount_options.h"
 
 namespace mmfs::cli {
@@ -88,6 +89,18 @@ bool ServesOtherUsers(const ParsedMountOptions& opts) {
 bool SharedLimitMode(const ParsedMountOptions& opts) {
   return opts.memory_budget.shared_limit() || opts.memory.has_value();
 }
+
+// SharedLimitMode as the plan will decide it, known before the dataset is opened: --memory, or
+// no memory option under a cgroup limit (SharedLimitByDefault).
+bool SharedLimitModeAhead(const ParsedMountOptions& opts) {
+  if (opts.memory.has_value()) return true;
+  if (opts.ram_cache.has_value()) return false;
+  auto limit = ReadMemoryLimit("/");
+  return limit.ok() && limit->source() != LimitSource::kPhysical;
+}
+
+// Set when this process is the mount restarted with a huge-page heap (huge_page_heap.h).
+bool huge_heap = false;
 
 void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   auto limit = ReadMemoryLimit("/");
@@ -166,6 +179,7 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   // Only in shared-limit mode: otherwise memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
   if (SharedLimitMode(opts)) TuneAllocator();
+  if (huge_heap) spdlog::info("malloc heap on transparent huge pages ({})", kHugeHeapTunables);
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   cache::TierStackOptions to;
@@ -284,6 +298,7 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
 }  // namespace
 
 int RunMount(const MountArgs& in) {
+  huge_heap = ReturnFromHugeHeapRestart();
   MountArgs args = in;
   if (args.debug) args.foreground = true;
   // The daemon changes directory to /; keep the paths it needs absolute.
@@ -297,6 +312,10 @@ int RunMount(const MountArgs& in) {
     return 2;
   }
   ParsedMountOptions opts = std::move(parsed).value();
+  // Before anything is opened or started: the restart repeats what came before it.
+  if (!huge_heap && opts.huge_pages && !SharedLimitModeAhead(opts)) {
+    RestartWithHugeHeap(OwnCommandLine());
+  }
   opts.mount.mountpoint = args.mountpoint;
   opts.mount.fsname = "mmfs:" + args.dataset;
   opts.mount.remote_origin = remote;

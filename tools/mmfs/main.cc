@@ -128,6 +128,8 @@ int main(int argc, char** argv) {
       "  hold_once=on|off (files the RAM tier holds leave the page cache after their READ;\n"
       "  default on in shared-limit mode: --memory, or no option under a cgroup limit),\n"
       "  direct=on|off (read the shards with O_DIRECT, past the page cache),\n"
+      "  huge_pages=on|off (the daemon's heap on transparent huge pages, where the kernel\n"
+      "    offers them: fewer page faults as the RAM tier fills; not in shared-limit mode),\n"
       "  lock_index=on|off (keep the index's pages in memory once read; default on in\n"
       "    shared-limit mode; needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK of the index's size),\n"
       "  opendir=on|off (on: an OPENDIR per listing; off, the default: the kernel keeps\n"

@@ -137,6 +137,8 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
     MMFS_ASSIGN_OR_RETURN(out->lock_index, OnOff(item));
   } else if (key == "hold_once") {
     MMFS_ASSIGN_OR_RETURN(out->hold_once, OnOff(item));
+  } else if (key == "huge_pages") {
+    MMFS_ASSIGN_OR_RETURN(out->huge_pages, OnOff(item));
   } else if (key == "push") {
     MMFS_ASSIGN_OR_RETURN(out->push, OnOff(item));
   } else if (key == "readers") {

@@ -49,6 +49,9 @@ struct ParsedMountOptions {
   // -o lock_index: the index's pages stay in memory once read; nullopt: on in shared-limit mode
   // only (the plan reserves the index then; without it, listings give index pages back instead).
   std::optional<bool> lock_index;
+  // -o huge_pages=off: the daemon's heap stays on small pages (tools/mmfs/huge_page_heap.h); on,
+  // the default, uses huge pages where the kernel offers them, outside shared-limit mode.
+  bool huge_pages = true;
   // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
   bool cache_listings = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
