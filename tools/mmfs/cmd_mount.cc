@@ -94,9 +94,12 @@ bool SharedLimitMode(const ParsedMountOptions& opts) {
 // no memory option under a cgroup limit (SharedLimitByDefault).
 bool SharedLimitModeAhead(const ParsedMountOptions& opts) {
   if (opts.memory.has_value()) return true;
-  if (opts.ram_cache.has_value()) return false;
   auto limit = ReadMemoryLimit("/");
-  return limit.ok() && limit->source() != LimitSource::kPhysical;
+  if (!limit.ok()) return false;  // PlanMemory plans nothing then
+  BudgetRequest request;
+  request.memory_bytes = opts.memory;
+  request.ram_cache_bytes = opts.ram_cache;
+  return SharedLimitByDefault(*limit, request);
 }
 
 // Set when this process is the mount restarted with a huge-page heap (huge_page_heap.h).

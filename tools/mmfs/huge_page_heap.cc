@@ -1,5 +1,6 @@
 #include "tools/mmfs/huge_page_heap.h"
 
+#include <gnu/libc-version.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -29,25 +30,35 @@ constexpr bool kGlibcAllocator = true;
 constexpr bool kGlibcAllocator = true;
 #endif
 
+// glibc.malloc.hugetlb came with glibc 2.35.
+bool GlibcHasHugeTlbTunable() {
+  unsigned major = 0, minor = 0;
+  if (std::sscanf(::gnu_get_libc_version(), "%u.%u", &major, &minor) != 2) return false;
+  return major > 2 || (major == 2 && minor >= 35);
+}
+
 }  // namespace
 
-bool KernelOffersHugePages(const std::string& enabled_file) {
+bool KernelAdvisesHugePages(const std::string& enabled_file) {
   std::ifstream in(enabled_file);
   std::string line;
   if (!std::getline(in, line)) return false;
   // "always [madvise] never": the bracketed word is the kernel's setting.
-  return line.find("[always]") != std::string::npos ||
-         line.find("[madvise]") != std::string::npos;
+  return line.find("[madvise]") != std::string::npos;
 }
 
-std::optional<std::string> TunablesWithHugeHeap(const std::optional<std::string>& current) {
+std::optional<std::string> TunablesWithHugeHeap(const std::optional<std::string>& current,
+                                                const std::vector<std::string>& set_elsewhere) {
   const std::string now = current.value_or("");
   if (now.find("glibc.malloc.hugetlb=") != std::string::npos) return std::nullopt;
   // A tunable the user set keeps the user's value: only the missing ones are added.
   std::string out = now;
   std::istringstream ours(kHugeHeapTunables);
   for (std::string item; std::getline(ours, item, ':');) {
-    if (now.find(item.substr(0, item.find('=') + 1)) != std::string::npos) continue;
+    const std::string name = item.substr(0, item.find('='));
+    bool users = now.find(name + "=") != std::string::npos;
+    for (const std::string& other : set_elsewhere) users |= other == name;
+    if (users) continue;
     out += (out.empty() ? "" : ":") + item;
   }
   return out;
@@ -56,40 +67,54 @@ std::optional<std::string> TunablesWithHugeHeap(const std::optional<std::string>
 bool ReturnFromHugeHeapRestart() {
   const char* marker = std::getenv(kHugeHeapMarker);
   if (marker == nullptr) return false;
-  if (marker[0] == '=') {
-    ::setenv("GLIBC_TUNABLES", marker + 1, 1);
-  } else {
-    ::unsetenv("GLIBC_TUNABLES");
+  // glibc filters the environment of a setuid process, and so does not restart one: a marker
+  // there is somebody else's, and GLIBC_TUNABLES is not set from it.
+  if (::getauxval(AT_SECURE) == 0) {
+    if (marker[0] == '=') {
+      ::setenv("GLIBC_TUNABLES", marker + 1, 1);
+    } else {
+      ::unsetenv("GLIBC_TUNABLES");
+    }
   }
   ::unsetenv(kHugeHeapMarker);
   return true;
 }
 
-std::vector<std::string> OwnCommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+std::vector<std::string> SplitCommandLine(const std::string& cmdline) {
   std::vector<std::string> args;
-  for (size_t start = 0; start < all.size();) {
-    size_t end = all.find('\0', start);
-    if (end == std::string::npos) end = all.size();
-    args.emplace_back(all, start, end - start);
+  // NUL-terminated arguments, the last one included; an empty argument is a lone NUL.
+  for (size_t start = 0; start < cmdline.size();) {
+    size_t end = cmdline.find('\0', start);
+    if (end == std::string::npos) end = cmdline.size();
+    args.emplace_back(cmdline, start, end - start);
     start = end + 1;
   }
   return args;
 }
 
+std::vector<std::string> OwnCommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  return SplitCommandLine(
+      std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+}
+
 void RestartWithHugeHeap(const std::vector<std::string>& args) {
   if (!kGlibcAllocator || args.empty() || ::getauxval(AT_SECURE) != 0 ||
-      !KernelOffersHugePages()) {
+      !GlibcHasHugeTlbTunable() || !KernelAdvisesHugePages()) {
     return;
   }
   const char* now = std::getenv("GLIBC_TUNABLES");
   std::optional<std::string> current = now ? std::optional<std::string>(now) : std::nullopt;
-  std::optional<std::string> tunables = TunablesWithHugeHeap(current);
+  // glibc's older variables for two of the three: the user's setting, whichever way it came.
+  std::vector<std::string> set_elsewhere;
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr) set_elsewhere.push_back("glibc.malloc.arena_max");
+  if (std::getenv("MALLOC_TOP_PAD_") != nullptr) set_elsewhere.push_back("glibc.malloc.top_pad");
+  std::optional<std::string> tunables = TunablesWithHugeHeap(current, set_elsewhere);
   if (!tunables) return;
   const std::string marker = current ? "=" + *current : "-";
-  if (::setenv(kHugeHeapMarker, marker.c_str(), 1) != 0 ||
-      ::setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) {
+  if (::setenv(kHugeHeapMarker, marker.c_str(), 1) != 0) return;
+  if (::setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) {
+    ::unsetenv(kHugeHeapMarker);
     return;
   }
   std::vector<char*> argv;

@@ -2,17 +2,18 @@
 //
 // Every cold read copies a file into the RAM tier, and while the tier grows each 4 KiB of it is a
 // page fault. Under virtualisation a fault can cost 10-30 us (bench/page_fault_cost.cc), more
-// than the rest of the read. glibc's allocator can ask for huge pages itself
-// (glibc.malloc.hugetlb=1: it advises MADV_HUGEPAGE on the heap as it grows), but only through
-// GLIBC_TUNABLES, read once when a process starts; and only the main arena's heap, which grows
-// in whole huge pages only when it grows in large steps. So `mmfs mount` starts itself again
-// (execv of /proc/self/exe with the same arguments) with
+// than the rest of the read. glibc's allocator advises MADV_HUGEPAGE on its heap as it grows
+// (glibc.malloc.hugetlb=1, glibc 2.35 and later, when the kernel's THP setting is `madvise`), but
+// only through GLIBC_TUNABLES, read once when a process starts; and it reaches only the main
+// arena's heap, which takes whole huge pages only when it grows in large steps. So `mmfs mount`
+// starts itself again (execv of /proc/self/exe with the same arguments) with
 //     glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=8388608
 // added to GLIBC_TUNABLES, and the new process puts the variable back as it was, so that what
 // it starts (fusermount3, the auto-unmount watcher) inherits the user's environment.
 //
-// Only where it pays and is safe: the kernel offers transparent huge pages (`always` or
-// `madvise`), the mount is not in shared-limit mode (there memory is short, and the allocator is
+// Only where it pays and is safe: the kernel's THP setting is `madvise` (measured there; under
+// `always` glibc gives no advice and the kernel already uses huge pages where it can), glibc has
+// the tunable, the mount is not in shared-limit mode (there memory is short, and the allocator is
 // tuned to give memory back instead: daemonize.h, TuneAllocator), the user did not say
 // `-o huge_pages=off` or set glibc.malloc.hugetlb themselves, the binary is not setuid (glibc
 // ignores GLIBC_TUNABLES there) and not built with ASan or TSan (their allocators are not
@@ -31,22 +32,24 @@ namespace mmfs::cli {
 inline constexpr char kHugeHeapTunables[] =
     "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=8388608";
 
-// Whether /sys/kernel/mm/transparent_hugepage/enabled (`enabled_file`) selects always or
-// madvise.
-bool KernelOffersHugePages(const std::string& enabled_file =
-                               "/sys/kernel/mm/transparent_hugepage/enabled");
+// Whether /sys/kernel/mm/transparent_hugepage/enabled (`enabled_file`) selects madvise.
+bool KernelAdvisesHugePages(const std::string& enabled_file =
+                                "/sys/kernel/mm/transparent_hugepage/enabled");
 
 // GLIBC_TUNABLES for the restarted daemon: `current` (the variable, if set) with those of the
-// huge-page tunables it does not set added (the user's values win); nullopt when `current`
-// already sets glibc.malloc.hugetlb (the user's choice, whichever it is).
-std::optional<std::string> TunablesWithHugeHeap(const std::optional<std::string>& current);
+// huge-page tunables that neither it nor `set_elsewhere` (tunable names the user set through
+// glibc's older variables, MALLOC_ARENA_MAX and MALLOC_TOP_PAD_) sets added: the user's values
+// win. nullopt when `current` already sets glibc.malloc.hugetlb (the user's choice, either way).
+std::optional<std::string> TunablesWithHugeHeap(const std::optional<std::string>& current,
+                                                const std::vector<std::string>& set_elsewhere = {});
 
 // The environment variable that tells the restarted process what GLIBC_TUNABLES was: "=" and
 // the value, or "-" when it was not set.
 inline constexpr char kHugeHeapMarker[] = "MMFS_HUGE_HEAP_RESTARTED";
 
 // In a process restarted by RestartWithHugeHeap: puts GLIBC_TUNABLES back as it was, drops the
-// marker and returns true. Otherwise returns false and changes nothing.
+// marker and returns true (in a setuid process it only drops the marker). Otherwise returns
+// false and changes nothing.
 bool ReturnFromHugeHeapRestart();
 
 // Starts this process again with the huge-page tunables (see above) and does not return; returns
@@ -54,6 +57,8 @@ bool ReturnFromHugeHeapRestart();
 // on with the heap as it is, which costs only speed). `args` is this process's command line.
 void RestartWithHugeHeap(const std::vector<std::string>& args);
 
+// The arguments in the contents of /proc/PID/cmdline (each one NUL-terminated).
+std::vector<std::string> SplitCommandLine(const std::string& cmdline);
 // This process's command line, from /proc/self/cmdline; empty if it cannot be read.
 std::vector<std::string> OwnCommandLine();
 
