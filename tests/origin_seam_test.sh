@@ -71,7 +71,7 @@ fs/fuse/unmount.cc|open|3|/dev/null and the mount point's directories
 fs/fuse/unmount.cc|read|1|a pipe from the unmount child
 cache/cache_dir.cc|open|3|the SSD tier's own cache directories
 cache/cache_dir.cc|fstream|2|/proc/locks
-tools/mmfs/huge_page_heap.cc|fstream|3|the kernel's transparent huge page setting and /proc/self/cmdline
+tools/mmfs/huge_page_heap.cc|ReadWholeFile|2|the kernel's transparent huge page setting and /proc/self/cmdline
 cache/ssd_tier.cc|open|2|the SSD tier's own cache files
 cache/ssd_tier.cc|PreadFull|2|the SSD tier's own cache files
 tools/gen/gen_dataset.cc|fopen|1|writes generated source images

@@ -96,8 +96,7 @@ bool SharedLimitModeAhead(const ParsedMountOptions& opts) {
   if (opts.memory.has_value()) return true;
   auto limit = ReadMemoryLimit("/");
   if (!limit.ok()) return false;  // PlanMemory plans nothing then
-  BudgetRequest request;
-  request.memory_bytes = opts.memory;
+  BudgetRequest request;  // no memory_bytes: --memory was answered above
   request.ram_cache_bytes = opts.ram_cache;
   return SharedLimitByDefault(*limit, request);
 }

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
+
+#include "base/file_util.h"
 
 namespace mmfs::cli {
 
@@ -40,11 +40,9 @@ bool GlibcHasHugeTlbTunable() {
 }  // namespace
 
 bool KernelAdvisesHugePages(const std::string& enabled_file) {
-  std::ifstream in(enabled_file);
-  std::string line;
-  if (!std::getline(in, line)) return false;
   // "always [madvise] never": the bracketed word is the kernel's setting.
-  return line.find("[madvise]") != std::string::npos;
+  auto mode = ReadWholeFile(enabled_file, 4096);
+  return mode.ok() && mode->find("[madvise]") != std::string::npos;
 }
 
 std::optional<std::string> TunablesWithHugeHeap(const std::optional<std::string>& current,
@@ -93,9 +91,9 @@ std::vector<std::string> SplitCommandLine(const std::string& cmdline) {
 }
 
 std::vector<std::string> OwnCommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  return SplitCommandLine(
-      std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  // ARG_MAX-sized at most (the kernel's 2 MiB default); more would not be a command line.
+  auto cmdline = ReadWholeFile("/proc/self/cmdline", 8u << 20);
+  return cmdline.ok() ? SplitCommandLine(*cmdline) : std::vector<std::string>{};
 }
 
 void RestartWithHugeHeap(const std::vector<std::string>& args) {

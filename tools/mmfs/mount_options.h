@@ -50,7 +50,7 @@ struct ParsedMountOptions {
   // only (the plan reserves the index then; without it, listings give index pages back instead).
   std::optional<bool> lock_index;
   // -o huge_pages=off: the daemon's heap stays on small pages (tools/mmfs/huge_page_heap.h); on,
-  // the default, uses huge pages where the kernel offers them, outside shared-limit mode.
+  // the default, uses them where the kernel's THP setting is madvise, outside shared-limit mode.
   bool huge_pages = true;
   // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
   bool cache_listings = true;
