@@ -1,5 +1,7 @@
 #include "cache/ram_tier.h"
 
+#include "base/heap_prefaulter.h"
+
 namespace mmfs::cache {
 
 RamTier::RamTier(uint64_t budget_bytes, uint64_t expected_keys) : budget_(budget_bytes) {
@@ -21,12 +23,16 @@ void RamTier::Insert(CacheKey key, Blob blob) {
   if (blob == nullptr) return;
   Shard& shard = ShardFor(key);
   std::vector<CacheKey> evicted;
-  std::lock_guard<std::mutex> lock(shard.mu);
-  if (shard.blobs.count(key) > 0) return;  // immutable: same bytes
-  if (!shard.policy.Admit(key, blob->size() + kEntryOverhead, &evicted)) return;
-  for (CacheKey k : evicted) shard.blobs.erase(k);
-  shard.blobs.emplace(key, std::move(blob));
-  shard.inserts++;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    if (shard.blobs.count(key) > 0) return;  // immutable: same bytes
+    if (!shard.policy.Admit(key, blob->size() + kEntryOverhead, &evicted)) return;
+    for (CacheKey k : evicted) shard.blobs.erase(k);
+    shard.blobs.emplace(key, std::move(blob));
+    shard.inserts++;
+  }
+  // A growing tier grows the heap: have the next part of it populated before it is needed.
+  NudgeHeapPrefaulter();
 }
 
 uint64_t RamTier::MaxEntryBytes() const {

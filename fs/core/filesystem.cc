@@ -11,6 +11,7 @@
 // Prefetcher, ExtentReader, Warmup); Stats reads the RAM tier's counters as the snapshot's first
 // tier.
 #include "base/file_util.h"
+#include "base/heap_prefaulter.h"
 #include "cache/tier_stack.h"
 #include "fs/control/control_dir.h"
 #include "fs/control/file_xattrs.h"
@@ -419,6 +420,10 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.memory.rss_file_bytes = resident.file_bytes;
   s.memory.index_bytes = m.index_size;
   s.memory.index_locked = dataset_->index_locked();
+  s.memory.heap_huge_pages = options_.heap_on_huge_pages;
+  if (const HeapPrefaulter* p = HeapPrefaulter::ForHeap()) {
+    s.memory.heap_prefaulted_bytes = p->counters().populated_bytes;
+  }
   metrics_.Report(&s);
   s.read_buffer = origin_->read_buffer().Counters();
   origin_->Report(&s.origin);

@@ -58,6 +58,9 @@ struct FilesystemOptions {
   // `mmfs mount --view N`: the root is view N's root (view_namespace.h); 0: the original tree.
   // A side the dataset has no view of serves the original tree (cmd_mount refuses it first).
   uint32_t root_view = 0;
+  // The daemon's malloc heap is on transparent huge pages (tools/mmfs/huge_page_heap.h); only
+  // reported in the stats.
+  bool heap_on_huge_pages = false;
   // Attribute request time to reader processes (reader_accounting.h): `mmfs stats` "Readers".
   bool reader_accounting = true;
 };

@@ -138,6 +138,10 @@ struct MemoryStats {
   // The mapped index: its size and whether its pages are locked once read (-o lock_index).
   uint64_t index_bytes = 0;
   bool index_locked = false;
+  // The daemon's malloc heap is on transparent huge pages (tools/mmfs/huge_page_heap.h), and
+  // the bytes of it populated ahead of the allocator (base/heap_prefaulter.h).
+  bool heap_huge_pages = false;
+  uint64_t heap_prefaulted_bytes = 0;
   bool governed = false;  // the rest is set only with a governor
   MemoryBudget plan;
   GovernorCounters governor;

@@ -61,7 +61,10 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                       {"hold_once",
                        {{"dropped_files", m.page_cache_drops},
                         {"skipped", m.page_cache_drops_skipped}}},
-                      {"index", {{"bytes", m.index_bytes}, {"locked", m.index_locked}}}};
+                      {"index", {{"bytes", m.index_bytes}, {"locked", m.index_locked}}},
+                      {"heap",
+                       {{"huge_pages", m.heap_huge_pages},
+                        {"prefaulted_bytes", m.heap_prefaulted_bytes}}}};
   if (!m.governed) return j;
   const MemoryBudget& b = m.plan;
   j["budget"] = {{"source", b.source()},

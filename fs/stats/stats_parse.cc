@@ -100,6 +100,8 @@ MemoryStats MemoryFromJson(const json& j) {
   Read(Part(j, "hold_once"), "skipped", &m.page_cache_drops_skipped);
   Read(Part(j, "index"), "bytes", &m.index_bytes);
   Read(Part(j, "index"), "locked", &m.index_locked);
+  Read(Part(j, "heap"), "huge_pages", &m.heap_huge_pages);
+  Read(Part(j, "heap"), "prefaulted_bytes", &m.heap_prefaulted_bytes);
   if (!j.contains("budget")) return m;
   m.governed = true;
   const json& b = j.at("budget");

@@ -206,6 +206,12 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(s.memory.rss_file_bytes));
   w.Single("mmfs_index_locked", "gauge", "1 if the index's pages are locked in memory once read.",
            ds, s.memory.index_locked ? 1 : 0);
+  w.Single("mmfs_heap_huge_pages", "gauge",
+           "1 if the daemon's malloc heap is on transparent huge pages.", ds,
+           s.memory.heap_huge_pages ? 1 : 0);
+  w.Single("mmfs_heap_prefaulted_bytes_total", "counter",
+           "Bytes of the daemon's heap populated ahead of the allocator.", ds,
+           d(s.memory.heap_prefaulted_bytes));
   if (s.memory.governed) {
     const MemoryBudget& b = s.memory.plan;
     w.Single("mmfs_memory_limit_bytes", "gauge",

@@ -333,6 +333,21 @@ bool HeapAdvisedHuge(pid_t pid) {
   return false;
 }
 
+// Whether `pid` has a thread named `name`.
+bool HasThread(pid_t pid, const std::string& name) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator(task, ec)) {
+    if (ReadFile(t.path().string() + "/comm") == name + "\n") return true;
+  }
+  return false;
+}
+
+// What the daemon's stats say of its heap: huge pages, and the prefaulter's bytes.
+nlohmann::json HeapStats(const std::string& mnt) {
+  return nlohmann::json::parse(ReadFile(mnt + "/.mmfs/stats"))["memory"]["heap"];
+}
+
 // The kernel setting under which mmfs asks glibc for huge pages (tools/mmfs/huge_page_heap.h).
 bool KernelAdvisesHugePages() {
   return ReadFile("/sys/kernel/mm/transparent_hugepage/enabled").find("[madvise]") !=
@@ -354,6 +369,11 @@ TEST_F(LifecycleTest, TheDaemonsHeapIsOnHugePagesAndItsChildrenGetTheUsersEnviro
   ASSERT_TRUE(m.mounted());
   EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
   EXPECT_TRUE(HeapAdvisedHuge(m.pid()));
+  // The prefaulter populates each growth step of the heap (base/heap_prefaulter.h).
+  EXPECT_TRUE(HasThread(m.pid(), "mmfs-prefault"));
+  EXPECT_EQ(HeapStats(mnt())["huge_pages"], true);
+  EXPECT_NE(RunCommand({MmfsBinary(), "stats", mnt()}).output.find("heap on huge pages"),
+            std::string::npos);
   std::vector<pid_t> watchers;
   ASSERT_TRUE(WaitFor([&] { return !(watchers = AutoUnmountWatchers(mnt())).empty(); }, 20));
   const std::string env = ReadFile("/proc/" + std::to_string(watchers[0]) + "/environ");
@@ -376,6 +396,8 @@ TEST_F(LifecycleTest, HugePagesOffOrASharedLimitKeepTheHeapOnSmallPages) {
     ASSERT_TRUE(m.mounted()) << extra[1];
     EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption") << extra[1];
     EXPECT_FALSE(HeapAdvisedHuge(m.pid())) << extra[1];
+    EXPECT_FALSE(HasThread(m.pid(), "mmfs-prefault")) << extra[1];
+    EXPECT_EQ(HeapStats(mnt())["huge_pages"], false) << extra[1];
   }
 }
 

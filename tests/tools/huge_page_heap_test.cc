@@ -59,7 +59,7 @@ TEST_F(HugePageHeapTest, TunablesAreAddedAndTheUsersOwnWin) {
             "glibc.rtld.nns=2:" + std::string(kHugeHeapTunables));
   // The user's arena_max stays; the other two are added.
   EXPECT_EQ(TunablesWithHugeHeap(std::string("glibc.malloc.arena_max=4")),
-            "glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1:glibc.malloc.top_pad=8388608");
+            "glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1:glibc.malloc.top_pad=33554432");
   // MALLOC_ARENA_MAX and MALLOC_TOP_PAD_ set the same two.
   EXPECT_EQ(TunablesWithHugeHeap(std::nullopt, {"glibc.malloc.arena_max", "glibc.malloc.top_pad"}),
             "glibc.malloc.hugetlb=1");

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/file_util.h"
+#include "base/heap_prefaulter.h"
 #include "base/units.h"
 #include "cache/tier_stack.h"
 #include "fs/control/line_pipe.h"
@@ -181,7 +182,13 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   // Only in shared-limit mode: otherwise memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
   if (SharedLimitMode(opts)) TuneAllocator();
-  if (huge_heap) spdlog::info("malloc heap on transparent huge pages ({})", kHugeHeapTunables);
+  if (huge_heap) {
+    spdlog::info("malloc heap on transparent huge pages ({})", kHugeHeapTunables);
+    // The heap grows top_pad at a time: have each step populated before the RAM tier reaches
+    // it. Here, in the daemon: a thread would not survive the fork.
+    HeapPrefaulter::InstallForHeap();
+    opts.fs.heap_on_huge_pages = true;
+  }
   std::string dataset_dir = dataset->dir();
   uint64_t files = dataset->manifest().files;
   cache::TierStackOptions to;

@@ -215,10 +215,14 @@ void PrintMemory(const fs::MemoryStats& m) {
       m.rss_file_bytes == 0
           ? ""
           : " (" + FormatBytes(m.rss_file_bytes) + " of it mapped files: code, the index)";
+  const std::string heap = m.heap_huge_pages ? ", heap on huge pages (" +
+                                                  FormatBytes(m.heap_prefaulted_bytes) +
+                                                  " populated ahead)"
+                                            : "";
   std::printf("  memory    daemon RSS %s%s, %s tier-held files dropped from the page cache (held "
-              "once)%s\n",
+              "once)%s%s\n",
               FormatBytes(m.rss_bytes).c_str(), mapped.c_str(),
-              FormatCount(m.page_cache_drops).c_str(), index.c_str());
+              FormatCount(m.page_cache_drops).c_str(), index.c_str(), heap.c_str());
   if (!m.governed) return;
   // The budget the daemon settled on at mount, and why.
   const MemoryBudget& b = m.plan;

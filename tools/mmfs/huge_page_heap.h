@@ -7,9 +7,12 @@
 // only through GLIBC_TUNABLES, read once when a process starts; and it reaches only the main
 // arena's heap, which takes whole huge pages only when it grows in large steps. So `mmfs mount`
 // starts itself again (execv of /proc/self/exe with the same arguments) with
-//     glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=8388608
+//     glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=33554432
 // added to GLIBC_TUNABLES, and the new process puts the variable back as it was, so that what
-// it starts (fusermount3, the auto-unmount watcher) inherits the user's environment.
+// it starts (fusermount3, the auto-unmount watcher) inherits the user's environment. The heap
+// then grows 32 MiB at a time, whole huge pages, and the daemon's prefaulter
+// (base/heap_prefaulter.h) populates each step on a thread of its own before the RAM tier
+// reaches it: the step's first huge page is all a READ still waits for.
 //
 // Only where it pays and is safe: the kernel's THP setting is `madvise` (measured there; under
 // `always` glibc gives no advice and the kernel already uses huge pages where it can), glibc has
@@ -30,7 +33,7 @@ namespace mmfs::cli {
 
 // What is added to GLIBC_TUNABLES.
 inline constexpr char kHugeHeapTunables[] =
-    "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=8388608";
+    "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=33554432";
 
 // Whether /sys/kernel/mm/transparent_hugepage/enabled (`enabled_file`) selects madvise.
 bool KernelAdvisesHugePages(const std::string& enabled_file =
