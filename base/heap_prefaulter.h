@@ -10,7 +10,9 @@
 // allocator is still using what lies below it, so the READs find it ready. The advice never
 // changes what memory holds (a populated page stays as it is; a new one reads as zeros, as it
 // would have at its first write), so it is safe on memory the allocator owns; a range the heap
-// gave back in the meantime is skipped (the kernel answers ENOMEM).
+// gave back in the meantime is not populated (the kernel answers ENOMEM) until the heap grows
+// over it again. The thread may fall behind a tier that fills fast: a READ then faults the
+// pages itself, as it would without it.
 //
 // Callers that grow the heap (the RAM tier's inserts) call NudgeHeapPrefaulter(), which costs a
 // function call when the process has no prefaulter and a comparison when the heap did not grow.
@@ -25,7 +27,6 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <string>
 #include <thread>
 
 namespace mmfs {
@@ -36,15 +37,14 @@ class HeapPrefaulter {
   using Edge = std::function<uintptr_t()>;
 
   struct Counters {
-    uint64_t populated_bytes = 0;  // bytes the thread asked the kernel to populate
+    uint64_t populated_bytes = 0;  // bytes the kernel populated at the thread's request
     uint64_t rounds = 0;           // times it found the region grown or shrunk
-    // Set when the kernel refused the advice (older than 5.14): the thread then stops trying.
-    bool unsupported = false;
   };
 
   // Starts the thread. Memory below edge() now is left as it is: only later growth is
-  // populated.
-  explicit HeapPrefaulter(Edge edge);
+  // populated. `advise_huge_pages`: each step is advised MADV_HUGEPAGE before it is populated.
+  explicit HeapPrefaulter(Edge edge, bool advise_huge_pages = false);
+  // Stops the thread (between two steps of at most 2 MiB) and joins it.
   ~HeapPrefaulter();
   HeapPrefaulter(const HeapPrefaulter&) = delete;
   HeapPrefaulter& operator=(const HeapPrefaulter&) = delete;
@@ -53,8 +53,11 @@ class HeapPrefaulter {
   void Nudge();
   Counters counters() const;
 
-  // Starts the process's prefaulter for its heap (the program break); later calls do nothing.
-  static void InstallForHeap();
+  // Whether the kernel knows MADV_POPULATE_WRITE (Linux 5.14).
+  static bool Supported();
+  // Starts the process's prefaulter for its heap (the program break, steps advised for huge
+  // pages); later calls do nothing. False, and nothing started, where !Supported().
+  static bool InstallForHeap();
   // The process's heap prefaulter, or null before InstallForHeap.
   static HeapPrefaulter* ForHeap() { return heap_.load(std::memory_order_acquire); }
   // The program break, sbrk(0).
@@ -62,18 +65,20 @@ class HeapPrefaulter {
 
  private:
   void Run();
-  // Populates [from, to), in steps of kStep so that Stop is not held up; false when the kernel
-  // does not know the advice.
-  bool Populate(uintptr_t from, uintptr_t to);
+  // Brings what is populated to the edge as it is now: up (Populate) or down.
+  void CatchUp();
+  // Populates [from, to) in steps of at most kStep, stopping early when asked to stop, when the
+  // edge came down, or when the kernel refused a step; returns how far it got.
+  uintptr_t Populate(uintptr_t from, uintptr_t to);
 
   static constexpr uintptr_t kStep = uintptr_t{2} << 20;  // a huge page
   static std::atomic<HeapPrefaulter*> heap_;
 
   const Edge edge_;
+  const bool advise_huge_pages_;
   std::atomic<uintptr_t> done_;  // populated up to here (only the thread writes it)
   std::atomic<uint64_t> populated_bytes_{0};
   std::atomic<uint64_t> rounds_{0};
-  std::atomic<bool> unsupported_{false};
   std::atomic<bool> nudged_{false};
   std::mutex mu_;
   std::condition_variable cv_;

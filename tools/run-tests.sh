@@ -60,17 +60,21 @@ if command -v ccache > /dev/null; then
 fi
 
 # run_ctest PRESET [SHOWN [CTEST ARGS...]]
+ctest_runs=0 ctest_runs_with_tests=0
 run_ctest() {
   local preset=$1 shown=${2:-$1}
   local args=(--test-dir "build/$preset" --output-on-failure -j "$jobs" "${@:3}")
   [[ -n $label ]] && args+=(-L "$label")
+  ctest_runs=$((ctest_runs + 1))
   # A label can leave a run with nothing to select (the release-only tests are not unit tests).
   # ctest would print "No tests were found!!!" as the last word of the log, which reads as a
-  # run that tested nothing; say what was left out instead.
+  # run that tested nothing; say what was left out instead. A label that selects nothing in any
+  # run fails the script at the end (a misspelt label must not pass).
   if [[ -n $label ]] && ctest "${args[@]}" -N | grep -q '^Total Tests: 0$'; then
-    echo "=== $shown: none of its tests has the label $label; left out"
+    echo "=== $shown: no test of this run has the label $label; left out"
     return 0
   fi
+  ctest_runs_with_tests=$((ctest_runs_with_tests + 1))
   ctest "${args[@]}" && return 0
   local dir="build/$preset/Testing/Temporary"
   {
@@ -156,6 +160,10 @@ for stage in $stages; do
   timings+=("$(printf '%-10s %5d s  %s' "$stage" $((SECONDS - stage_start)) "$result")")
 done
 
+if [[ -n $label && $ctest_runs -gt 0 && $ctest_runs_with_tests == 0 ]]; then
+  echo "=== FAILED: no test has the label '$label' (ctest --print-labels lists them)"
+  status=1
+fi
 echo "=== stages"
 printf '  %s\n' "${timings[@]}"
 if [[ -s $digest.ccache ]]; then

@@ -422,6 +422,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.memory.index_locked = dataset_->index_locked();
   s.memory.heap_huge_pages = options_.heap_on_huge_pages;
   if (const HeapPrefaulter* p = HeapPrefaulter::ForHeap()) {
+    s.memory.heap_prefaulting = true;
     s.memory.heap_prefaulted_bytes = p->counters().populated_bytes;
   }
   metrics_.Report(&s);

@@ -138,9 +138,11 @@ struct MemoryStats {
   // The mapped index: its size and whether its pages are locked once read (-o lock_index).
   uint64_t index_bytes = 0;
   bool index_locked = false;
-  // The daemon's malloc heap is on transparent huge pages (tools/mmfs/huge_page_heap.h), and
-  // the bytes of it populated ahead of the allocator (base/heap_prefaulter.h).
+  // The daemon's malloc heap is on transparent huge pages (tools/mmfs/huge_page_heap.h),
+  // whether a prefaulter populates it ahead of the allocator (base/heap_prefaulter.h: not where
+  // the kernel lacks the advice) and the bytes it populated.
   bool heap_huge_pages = false;
+  bool heap_prefaulting = false;
   uint64_t heap_prefaulted_bytes = 0;
   bool governed = false;  // the rest is set only with a governor
   MemoryBudget plan;

@@ -64,6 +64,7 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
                       {"index", {{"bytes", m.index_bytes}, {"locked", m.index_locked}}},
                       {"heap",
                        {{"huge_pages", m.heap_huge_pages},
+                        {"prefaulting", m.heap_prefaulting},
                         {"prefaulted_bytes", m.heap_prefaulted_bytes}}}};
   if (!m.governed) return j;
   const MemoryBudget& b = m.plan;

@@ -101,6 +101,7 @@ MemoryStats MemoryFromJson(const json& j) {
   Read(Part(j, "index"), "bytes", &m.index_bytes);
   Read(Part(j, "index"), "locked", &m.index_locked);
   Read(Part(j, "heap"), "huge_pages", &m.heap_huge_pages);
+  Read(Part(j, "heap"), "prefaulting", &m.heap_prefaulting);
   Read(Part(j, "heap"), "prefaulted_bytes", &m.heap_prefaulted_bytes);
   if (!j.contains("budget")) return m;
   m.governed = true;

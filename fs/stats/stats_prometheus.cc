@@ -209,6 +209,9 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
   w.Single("mmfs_heap_huge_pages", "gauge",
            "1 if the daemon's malloc heap is on transparent huge pages.", ds,
            s.memory.heap_huge_pages ? 1 : 0);
+  w.Single("mmfs_heap_prefaulting", "gauge",
+           "1 if a thread of the daemon populates its heap ahead of the allocator.", ds,
+           s.memory.heap_prefaulting ? 1 : 0);
   w.Single("mmfs_heap_prefaulted_bytes_total", "counter",
            "Bytes of the daemon's heap populated ahead of the allocator.", ds,
            d(s.memory.heap_prefaulted_bytes));

@@ -86,6 +86,9 @@ StatsSnapshot Filled() {
   s.memory.page_cache_drops_skipped = next();
   s.memory.index_bytes = next();
   s.memory.index_locked = true;
+  s.memory.heap_huge_pages = true;
+  s.memory.heap_prefaulting = true;
+  s.memory.heap_prefaulted_bytes = 96ull << 20;
   s.memory.governed = true;
   MemoryBudget& b = s.memory.plan;
   b.limit_bytes = next();
@@ -153,6 +156,9 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   EXPECT_EQ(back->memory.plan.limit_source, LimitSource::kCgroupV1);
   EXPECT_EQ(back->memory.governor.level, Pressure::kHigh);
   EXPECT_FALSE(back->memory.governor.targets.push);
+  EXPECT_TRUE(back->memory.heap_huge_pages);
+  EXPECT_TRUE(back->memory.heap_prefaulting);
+  EXPECT_EQ(back->memory.heap_prefaulted_bytes, 96ull << 20);
   ASSERT_TRUE(back->cluster.has_value());
   EXPECT_FALSE(back->cluster->servers[1].up);
   EXPECT_EQ(back->warmup.last_sync, "token-3");

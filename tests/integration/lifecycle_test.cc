@@ -20,6 +20,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "base/heap_prefaulter.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/integration/one_sample_fixture.h"
 #include "tests/test_util.h"
@@ -369,9 +370,12 @@ TEST_F(LifecycleTest, TheDaemonsHeapIsOnHugePagesAndItsChildrenGetTheUsersEnviro
   ASSERT_TRUE(m.mounted());
   EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
   EXPECT_TRUE(HeapAdvisedHuge(m.pid()));
-  // The prefaulter populates each growth step of the heap (base/heap_prefaulter.h).
-  EXPECT_TRUE(HasThread(m.pid(), "mmfs-prefault"));
+  // The prefaulter populates each growth step of the heap (base/heap_prefaulter.h), where the
+  // kernel has the advice it uses.
+  const bool prefaults = HeapPrefaulter::Supported();
+  EXPECT_EQ(HasThread(m.pid(), "mmfs-prefault"), prefaults);
   EXPECT_EQ(HeapStats(mnt())["huge_pages"], true);
+  EXPECT_EQ(HeapStats(mnt())["prefaulting"], prefaults);
   EXPECT_NE(RunCommand({MmfsBinary(), "stats", mnt()}).output.find("heap on huge pages"),
             std::string::npos);
   std::vector<pid_t> watchers;

@@ -186,7 +186,9 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
     spdlog::info("malloc heap on transparent huge pages ({})", kHugeHeapTunables);
     // The heap grows top_pad at a time: have each step populated before the RAM tier reaches
     // it. Here, in the daemon: a thread would not survive the fork.
-    HeapPrefaulter::InstallForHeap();
+    if (!HeapPrefaulter::InstallForHeap()) {
+      spdlog::info("heap not populated ahead: the kernel lacks MADV_POPULATE_WRITE (Linux 5.14)");
+    }
     opts.fs.heap_on_huge_pages = true;
   }
   std::string dataset_dir = dataset->dir();

@@ -215,10 +215,11 @@ void PrintMemory(const fs::MemoryStats& m) {
       m.rss_file_bytes == 0
           ? ""
           : " (" + FormatBytes(m.rss_file_bytes) + " of it mapped files: code, the index)";
-  const std::string heap = m.heap_huge_pages ? ", heap on huge pages (" +
-                                                  FormatBytes(m.heap_prefaulted_bytes) +
-                                                  " populated ahead)"
-                                            : "";
+  const std::string heap =
+      !m.heap_huge_pages ? ""
+      : m.heap_prefaulting
+          ? ", heap on huge pages (" + FormatBytes(m.heap_prefaulted_bytes) + " populated ahead)"
+          : ", heap on huge pages (not populated ahead: the kernel lacks MADV_POPULATE_WRITE)";
   std::printf("  memory    daemon RSS %s%s, %s tier-held files dropped from the page cache (held "
               "once)%s%s\n",
               FormatBytes(m.rss_bytes).c_str(), mapped.c_str(),

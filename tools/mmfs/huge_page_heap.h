@@ -11,8 +11,9 @@
 // added to GLIBC_TUNABLES, and the new process puts the variable back as it was, so that what
 // it starts (fusermount3, the auto-unmount watcher) inherits the user's environment. The heap
 // then grows 32 MiB at a time, whole huge pages, and the daemon's prefaulter
-// (base/heap_prefaulter.h) populates each step on a thread of its own before the RAM tier
-// reaches it: the step's first huge page is all a READ still waits for.
+// (base/heap_prefaulter.h) populates each step on a thread of its own, mostly before the RAM
+// tier reaches it: a READ still faults the step's first huge page, and any the thread has not
+// reached yet.
 //
 // Only where it pays and is safe: the kernel's THP setting is `madvise` (measured there; under
 // `always` glibc gives no advice and the kernel already uses huge pages where it can), glibc has
