@@ -286,7 +286,7 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
                      (b.index_counted_as_read ? 0 : request.index_bytes) + b.prefetch_bytes +
                      b.read_buffer_bytes +
                      (request.ssd_tier ? kQueueBytes : 0) +
-                     (request.cluster_tier ? kQueueBytes : 0);
+                     (request.cluster_tier ? kQueueBytes : 0) + request.heap_slack_bytes;
   uint64_t room;
   if (b.shared_limit()) {
     // The RAM tier gets what the daemon and the page-cache share leave of the memory given.

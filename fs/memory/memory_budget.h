@@ -122,6 +122,9 @@ struct BudgetRequest {
   bool ssd_tier = false;                    // its write queue holds up to 64 MiB
   bool cluster_tier = false;                // its fill queue holds up to 64 MiB
   uint64_t in_use_bytes = 0;                // others' use under the same limit at mount
+  // Heap the allocator holds beyond what it handed out, populated ahead of it (the huge-page
+  // heap's growth step, tools/mmfs/huge_page_heap.h); 0 on small pages.
+  uint64_t heap_slack_bytes = 0;
 };
 
 struct MemoryBudget {

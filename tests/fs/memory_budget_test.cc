@@ -215,6 +215,11 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   EXPECT_EQ(b.read_buffer_bytes, 32 * kMiB);
   EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
   EXPECT_EQ(b.reserved_bytes, kBaseBytes + 16 * kPerThreadBytes + 64 * kMiB);
+  // The huge-page heap's step, populated ahead, is reserved too.
+  BudgetRequest huge;
+  huge.heap_slack_bytes = 32 * kMiB;
+  EXPECT_EQ(PlanMemoryBudget(HostLimit(512 * kMiB), huge).reserved_bytes,
+            b.reserved_bytes + 32 * kMiB);
   // A small one: at most half of what is left after the reserve.
   BudgetRequest r;
   r.in_use_bytes = 20 * kMiB;

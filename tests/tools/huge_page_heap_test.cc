@@ -52,6 +52,12 @@ TEST_F(HugePageHeapTest, OnlyTheMadviseSettingCounts) {
   EXPECT_FALSE(KernelAdvisesHugePages(tmp / "missing"));
 }
 
+TEST_F(HugePageHeapTest, TheReservedStepIsTheTunablesTopPad) {
+  EXPECT_NE(std::string(kHugeHeapTunables)
+                .find("glibc.malloc.top_pad=" + std::to_string(kHugeHeapStepBytes)),
+            std::string::npos);
+}
+
 TEST_F(HugePageHeapTest, TunablesAreAddedAndTheUsersOwnWin) {
   EXPECT_EQ(TunablesWithHugeHeap(std::nullopt), std::string(kHugeHeapTunables));
   EXPECT_EQ(TunablesWithHugeHeap(std::string()), std::string(kHugeHeapTunables));

@@ -124,6 +124,7 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   request.threads = opts->mount.max_threads;
   request.ssd_tier = !opts->cache_dir.empty();
   request.cluster_tier = !opts->cluster_servers.empty();
+  request.heap_slack_bytes = huge_heap ? kHugeHeapStepBytes : 0;
   const MemorySample now = SampleMemory(*limit);
   // Shared-limit mode by default takes what others hold for good; page cache gives way.
   request.in_use_bytes = SharedLimitByDefault(*limit, request) ? now.unreclaimable_bytes()

@@ -26,15 +26,18 @@
 // Thread-safety: call from the main thread before any other thread starts (execv and setenv).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mmfs::cli {
 
-// What is added to GLIBC_TUNABLES.
+// What is added to GLIBC_TUNABLES, and its top_pad: the heap's growth step, which the memory
+// plan reserves (populated ahead, it may be resident before the tier uses it).
 inline constexpr char kHugeHeapTunables[] =
     "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.top_pad=33554432";
+inline constexpr uint64_t kHugeHeapStepBytes = 33554432;
 
 // Whether /sys/kernel/mm/transparent_hugepage/enabled (`enabled_file`) selects madvise.
 bool KernelAdvisesHugePages(const std::string& enabled_file =
