@@ -63,6 +63,16 @@ Blob PrefetchBuffer::Take(CacheKey key) {
     auto it = held_.find(key);
     if (done && it != held_.end()) C(it->second.pattern).late++;
   }
+  return TakeLocked(key);
+}
+
+Blob PrefetchBuffer::TakeHeld(CacheKey key, bool* loading) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *loading = loading_.count(key) > 0;
+  return *loading ? nullptr : TakeLocked(key);
+}
+
+Blob PrefetchBuffer::TakeLocked(CacheKey key) {
   auto it = held_.find(key);
   if (it == held_.end()) return nullptr;
   Blob blob = std::move(it->second.blob);

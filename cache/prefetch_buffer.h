@@ -47,6 +47,9 @@ class PrefetchBuffer {
   void Put(CacheKey key, Blob blob, PrefetchPattern pattern);
   // Removes and returns the blob for `key`, waiting if it is being loaded; nullptr if absent.
   Blob Take(CacheKey key);
+  // The same without waiting: nullptr if absent or still loading (then `*loading` is set, and
+  // the caller waits for it elsewhere, off a thread that must stay free).
+  Blob TakeHeld(CacheKey key, bool* loading);
   bool Contains(CacheKey key) const;  // held or loading
   // Pushing a blob to its reader ahead of the request (fs/fuse/fuse_ops.cc): the blob for
   // `key` if it is held and no other push has claimed it, now claimed; nullptr otherwise. With
@@ -75,6 +78,8 @@ class PrefetchBuffer {
   PrefetchCounters& C(PrefetchPattern p) { return counters_[static_cast<size_t>(p)]; }
   // Pushes the oldest blobs out until `incoming` more bytes fit. REQUIRES: mu_ held.
   void MakeRoom(uint64_t incoming);
+  // Removes and returns the blob held for `key`, counted used; nullptr if none. REQUIRES: mu_.
+  Blob TakeLocked(CacheKey key);
 
   std::atomic<uint64_t> budget_;
   mutable std::mutex mu_;

@@ -118,5 +118,24 @@ TEST(PrefetchBufferTest, ShrinkingTheBudgetPushesTheOldestOut) {
   EXPECT_FALSE(buf.Contains(6));
 }
 
+
+TEST(PrefetchBufferTest, TakeHeldTakesALandedBlobAndNeverWaitsForOneLoading) {
+  PrefetchBuffer buf(1000);
+  buf.Put(1, B(10), kMembers);
+  bool loading = true;
+  ASSERT_NE(buf.TakeHeld(1, &loading), nullptr);
+  EXPECT_FALSE(loading);
+  EXPECT_EQ(buf.Counters(kMembers).used, 1u);
+
+  ASSERT_EQ(buf.BeginLoad({2}).size(), 1u);
+  EXPECT_EQ(buf.TakeHeld(2, &loading), nullptr);  // would wait: not here
+  EXPECT_TRUE(loading);
+  buf.Put(2, B(10), kMembers);
+  buf.EndLoad({2});
+  EXPECT_NE(buf.TakeHeld(2, &loading), nullptr);
+  EXPECT_EQ(buf.TakeHeld(3, &loading), nullptr);
+  EXPECT_FALSE(loading);
+}
+
 }  // namespace
 }  // namespace mmfs::cache
