@@ -47,4 +47,11 @@ Status Status::WithContext(std::string_view context) const {
   return copy;
 }
 
+Status Status::WithNote(std::string_view note) const {
+  if (ok()) return *this;
+  Status copy = *this;
+  copy.message_ += note;
+  return copy;
+}
+
 }  // namespace mmfs

@@ -79,6 +79,8 @@ class [[nodiscard]] Status {
 
   // Returns a copy whose message is prefixed with `context` ("packing /src: ...").
   Status WithContext(std::string_view context) const;
+  // Returns a copy whose message ends with `note` (" (failed 2.0 s ago)").
+  Status WithNote(std::string_view note) const;
 
  private:
   Status(StatusCode code, std::string msg, int err = 0)

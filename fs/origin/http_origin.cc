@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include "fs/origin/read_deadline.h"
 #include "fs/origin/s3_location.h"
 
 namespace mmfs::origin {
@@ -30,7 +31,8 @@ HttpOrigin::HttpOrigin(std::string base_url, std::unique_ptr<HttpTransport> tran
                        RetryPolicy retry)
     : base_url_(StripSlashes(std::move(base_url))),
       transport_(std::move(transport)),
-      retry_(retry) {}
+      retry_(retry),
+      failed_(std::min(retry.failure_hold, retry.total)) {}
 
 std::string HttpOrigin::UrlOf(const std::string& name) const {
   return base_url_ + "/" + EncodeUrlPath(name);
@@ -42,16 +44,21 @@ const HttpOrigin::Shard* HttpOrigin::Find(ShardRef ref) const {
   return ref.shard < t.shards.size() ? &t.shards[ref.shard] : nullptr;
 }
 
-HttpResponse HttpOrigin::Fetch(const HttpRequest& request) {
+HttpResponse HttpOrigin::Fetch(const HttpRequest& asked) {
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + retry_.total;
+  Clock::time_point deadline = Clock::now() + retry_.total;
+  // A READ's own deadline comes first: it counts from the READ's arrival, not this request's.
+  if (auto read_deadline = CurrentReadDeadline()) deadline = std::min(deadline, *read_deadline);
+  HttpRequest request = asked;
   for (uint32_t attempt = 0;; ++attempt) {
     const Clock::time_point start = Clock::now();
+    request.timeout = std::max(retry_.min_try, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                   deadline - start));
     HttpResponse response = transport_->Send(request);
     stats_.NoteRequest(Clock::now() - start, response.body.size());
     if (!IsRetryable(response)) return response;
     const Clock::time_point now = Clock::now();
-    if (now >= deadline) return response;
+    if (now >= deadline || ReadsStopping()) return response;
     auto wait = std::chrono::duration_cast<Clock::duration>(retry_.Delay(attempt, Jitter()));
     if (wait > deadline - now) wait = deadline - now;
     // The backoff itself: the server is given time before it is asked again.
@@ -98,7 +105,12 @@ Status HttpOrigin::Failed(const HttpResponse& response, const std::string& url) 
   return Status::IoError(why);
 }
 
-Result<std::string> HttpOrigin::GetRange(const Shard& s, uint64_t offset, size_t len) {
+Result<std::string> HttpOrigin::GetRange(ShardRef ref, const Shard& s, uint64_t offset,
+                                         size_t len) {
+  if (auto failed = failed_.Find(ref, offset, len, FailedRanges::Clock::now())) {
+    stats_.NoteFailedFast();
+    return *failed;
+  }
   HttpRequest request;
   request.url = s.url;
   request.range = std::make_pair(offset, offset + len - 1);
@@ -113,7 +125,10 @@ Result<std::string> HttpOrigin::GetRange(const Shard& s, uint64_t offset, size_t
   if (response.failure == TransportFailure::kNone && response.status == 412) return replaced();
   if (response.failure != TransportFailure::kNone || response.status != 206) {
     stats_.NoteError();
-    return Failed(response, s.url);
+    Status failed = Failed(response, s.url);
+    // Retried until the budget ran out: the same bytes are not asked for again at once.
+    if (IsRetryable(response)) failed_.Note(ref, offset, len, failed, FailedRanges::Clock::now());
+    return failed;
   }
   if (!s.etag.empty() && !response.etag.empty() && response.etag != s.etag) return replaced();
   if (response.range != std::make_pair(offset, offset + len - 1)) {
@@ -285,7 +300,7 @@ Result<OriginBytes> HttpOrigin::ReadSpan(ShardRef ref, uint64_t offset, size_t l
     return Status::InvalidArgument(s->name + ": read outside the shard");
   }
   if (len == 0) return OriginBytes();
-  MMFS_ASSIGN_OR_RETURN(std::string bytes, GetRange(*s, offset, len));
+  MMFS_ASSIGN_OR_RETURN(std::string bytes, GetRange(ref, *s, offset, len));
   return OriginBytes(std::move(bytes));
 }
 

@@ -10,8 +10,11 @@
 // read without that check.
 //
 // Requests that fail for a reason worth another try (RetryPolicy: timeouts, connection errors,
-// 5xx, 429) are tried again with backoff, within the policy's total time, then fail with an
-// IoError naming the URL. No failure is sticky. What it did is counted (RemoteStats).
+// 5xx, 429) are tried again with backoff, within the policy's total time or the thread's READ
+// deadline (read_deadline.h), whichever ends first, then fail with an IoError naming the URL.
+// A range that failed so fails again at once for a few seconds (FailedRanges), so that the
+// kernel's second READ and the other readers of those bytes do not wait out the budget again;
+// nothing else is sticky. What it did is counted (RemoteStats).
 //
 // The transport decides how requests go out: CurlTransport for a real server (plain HTTP(S), or
 // SigV4-signed for S3: s3_origin.h), a fake in tests.
@@ -27,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/origin/failed_ranges.h"
 #include "fs/origin/http_transport.h"
 #include "fs/origin/origin.h"
 #include "fs/origin/remote_stats.h"
@@ -49,6 +53,7 @@ class HttpOrigin final : public Origin {
   void Advise(const OriginAdvice&) override {}
 
   const std::string& base_url() const { return base_url_; }
+  const RetryPolicy& retry() const { return retry_; }
   // The URL stats show (the user's "s3://bucket/ds" rather than the endpoint's); the base URL
   // unless set. Set before the origin is shared.
   void set_display_url(std::string url) { display_url_ = std::move(url); }
@@ -87,12 +92,13 @@ class HttpOrigin final : public Origin {
   // The status for an answer that is not what was expected.
   static Status Failed(const HttpResponse& response, const std::string& url);
   // `len` bytes at `offset` of `s`, which must still carry its pinned ETag.
-  Result<std::string> GetRange(const Shard& s, uint64_t offset, size_t len);
+  Result<std::string> GetRange(ShardRef ref, const Shard& s, uint64_t offset, size_t len);
 
   const std::string base_url_;
   std::string display_url_;
   const std::unique_ptr<HttpTransport> transport_;
   const RetryPolicy retry_;
+  FailedRanges failed_;
   std::vector<std::unique_ptr<Tree>> trees_;  // by tree number; null where none was added
   RemoteStats stats_;
 };

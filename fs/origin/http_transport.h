@@ -10,6 +10,7 @@
 // Thread-safety: Send may be called from any number of threads at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,9 @@ struct HttpRequest {
   // A body longer than this is cut off and the request fails (a server that ignores Range must
   // not make the daemon hold a whole shard). 0: no body kept at all.
   uint64_t max_body = 0;
+  // The whole exchange may take at most this (a timeout, worth another try); 0: no limit but
+  // the transport's own (a stalled body).
+  std::chrono::milliseconds timeout{0};
 };
 
 // How a request failed before an HTTP status came back.

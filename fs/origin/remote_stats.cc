@@ -40,6 +40,7 @@ RemoteStatsSnapshot RemoteStats::Snapshot() const {
   s.retries = retries_.load(std::memory_order_relaxed);
   s.bytes = bytes_.load(std::memory_order_relaxed);
   s.errors = errors_.load(std::memory_order_relaxed);
+  s.failed_fast = failed_fast_.load(std::memory_order_relaxed);
   s.latency_sum_us = latency_sum_us_.load(std::memory_order_relaxed);
   for (size_t i = 0; i < latency_.size(); ++i) {
     s.latency[i] = latency_[i].load(std::memory_order_relaxed);

@@ -24,6 +24,9 @@ struct RemoteStatsSnapshot {
   uint64_t retries = 0;   // requests sent again after a retryable failure
   uint64_t bytes = 0;     // body bytes received
   uint64_t errors = 0;    // requests that failed for good (after their retries)
+  // Reads failed at once, unsent, because their bytes failed for good a moment ago
+  // (failed_ranges.h); not in `errors`.
+  uint64_t failed_fast = 0;
   std::array<uint64_t, kBucketBoundsUs.size() + 1> latency{};  // requests per bucket
   uint64_t latency_sum_us = 0;  // all requests' times added up (a histogram's sum)
 
@@ -37,10 +40,12 @@ class RemoteStats {
   void NoteRequest(std::chrono::steady_clock::duration took, uint64_t body_bytes);
   void NoteRetry() { retries_.fetch_add(1, std::memory_order_relaxed); }
   void NoteError() { errors_.fetch_add(1, std::memory_order_relaxed); }
+  void NoteFailedFast() { failed_fast_.fetch_add(1, std::memory_order_relaxed); }
   RemoteStatsSnapshot Snapshot() const;
 
  private:
-  std::atomic<uint64_t> requests_{0}, retries_{0}, bytes_{0}, errors_{0}, latency_sum_us_{0};
+  std::atomic<uint64_t> requests_{0}, retries_{0}, bytes_{0}, errors_{0}, failed_fast_{0},
+      latency_sum_us_{0};
   std::array<std::atomic<uint64_t>, RemoteStatsSnapshot::kBucketBoundsUs.size() + 1> latency_{};
 };
 

@@ -3,8 +3,10 @@
 // Timeouts, connection errors, 5xx and 429 are tried again, after an exponential backoff with
 // full jitter (a uniform wait in [0, min(max_delay, initial_delay * 2^attempt)]) so that many
 // readers behind one failing server do not retry in step; all tries of one request stay within
-// `total` (then the request fails). Nothing is sticky: the next request starts afresh, so a
-// server that went away and came back is served again.
+// `total` (then the request fails), or within the READ's deadline when the thread has one
+// (read_deadline.h). A range that failed for good fails again at once for `failure_hold`
+// (failed_ranges.h); nothing else is sticky: the next request starts afresh, so a server that
+// went away and came back is served again.
 //
 // Thread-safety: a value; Delay is a pure function of its arguments.
 #pragma once
@@ -19,8 +21,15 @@ namespace mmfs::origin {
 struct RetryPolicy {
   std::chrono::milliseconds initial_delay{100};
   std::chrono::milliseconds max_delay{5000};
-  // All tries of one request, waits included; the last wait is cut to what is left.
+  // All tries of one request, waits included; the last wait is cut to what is left, and each
+  // try may take at most what is left (at least min_try).
   std::chrono::milliseconds total{30000};
+  // The least a try is given, even past a READ's deadline (read_deadline.h): a READ that waited
+  // long for its turn still has its bytes asked for once.
+  std::chrono::milliseconds min_try{1000};
+  // How long the bytes of a read that failed for good fail again at once (failed_ranges.h),
+  // at most `total`.
+  std::chrono::milliseconds failure_hold{5000};
 
   // The wait before try `attempt` + 1 (attempt 0: the first retry), for a `random` value drawn
   // uniformly from all of uint64_t.

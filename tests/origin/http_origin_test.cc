@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "fs/origin/curl_transport.h"
+#include "fs/origin/failed_ranges.h"
+#include "fs/origin/read_deadline.h"
 #include "fs/origin/remote_stats.h"
 #include "fs/origin/retry_policy.h"
 #include "tests/nginx_helper.h"
@@ -361,9 +363,107 @@ TEST_F(HttpOriginFakeTest, GivesUpAfterTheTotalTimeNamingTheUrlThenServesAgain) 
   EXPECT_GE(took, Quick().total);
   EXPECT_LT(took, Quick().total + 5s);
   EXPECT_GT(origin->Stats().retries, 0u);
-  // Not sticky: once the server answers, the next read is served.
+  // Not sticky: once the server answers, other bytes are served at once, and these once the
+  // hold of their failure is over.
   fake->failures.clear();
-  EXPECT_TRUE(origin->ReadSpan({0, 0}, 0, 64).ok());
+  EXPECT_TRUE(origin->ReadSpan({0, 0}, 64, 64).ok());
+  EXPECT_TRUE(testing::WaitFor([&] { return origin->ReadSpan({0, 0}, 0, 64).ok(); }, 10));
+}
+
+// A READ's deadline (set by the miss thread serving it) ends its retries early, and no try is
+// given more time than is left of it (but a floor): a READ that waited in a queue has only the
+// rest of its bound.
+TEST_F(HttpOriginFakeTest, AReadsDeadlineCutsItsRetriesShort) {
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+  fake->failures.assign(100000, Status503());
+  fake->sent.clear();
+  const auto start = std::chrono::steady_clock::now();
+  Result<OriginBytes> read = Status::IoError("not read");
+  {
+    ScopedReadDeadline deadline(start + 150ms);
+    read = origin->ReadSpan({0, 0}, 0, 64);
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("HTTP 503"), std::string::npos);
+  EXPECT_GE(took, 150ms);
+  EXPECT_LT(took, Quick().total) << "the policy's own budget is 2 s";
+  for (const HttpRequest& r : fake->sent) {
+    EXPECT_LE(r.timeout, Quick().min_try);
+    EXPECT_GT(r.timeout.count(), 0);
+  }
+  // Without a deadline, each try may take what is left of the policy's budget.
+  fake->failures = {Status503()};
+  fake->sent.clear();
+  ASSERT_TRUE(origin->ReadSpan({0, 0}, 1000, 64).ok());
+  ASSERT_EQ(fake->sent.size(), 2u);
+  EXPECT_GT(fake->sent[0].timeout, Quick().total - 500ms);
+}
+
+// The kernel sends a failed READ again, and an extent read that failed is read again as its
+// sample: both are answered at once with the failure, for the hold, not after a second budget.
+TEST_F(HttpOriginFakeTest, BytesThatFailedForGoodFailAgainAtOnceForTheHoldOnly) {
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+  fake->failures.assign(100000, Status503());
+  {
+    ScopedReadDeadline deadline(std::chrono::steady_clock::now() + 100ms);
+    ASSERT_FALSE(origin->ReadSpan({0, 0}, 1000, 1000).ok());
+  }
+  const uint64_t errors = origin->Stats().errors;
+  fake->sent.clear();
+  // Inside the failed range, and overlapping its end: failed unsent, saying so.
+  for (auto [offset, len] : {std::pair<uint64_t, size_t>{1200, 100}, {1900, 500}}) {
+    auto again = origin->ReadSpan({0, 0}, offset, len);
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.status().message().find("HTTP 503"), std::string::npos);
+    EXPECT_NE(again.status().message().find("ago"), std::string::npos)
+        << again.status().message();
+  }
+  EXPECT_TRUE(fake->sent.empty());
+  EXPECT_EQ(origin->Stats().failed_fast, 2u);
+  EXPECT_EQ(origin->Stats().errors, errors) << "no request failed: none was sent";
+  // Other bytes are asked for as usual.
+  fake->failures.clear();
+  EXPECT_TRUE(origin->ReadSpan({0, 0}, 3000, 100).ok());
+  EXPECT_EQ(fake->sent.size(), 1u);
+  // A 404, which no retry mends, is not remembered.
+  HttpResponse gone;
+  gone.status = 404;
+  fake->failures = {gone};
+  EXPECT_FALSE(origin->ReadSpan({0, 0}, 3500, 10).ok());
+  EXPECT_TRUE(origin->ReadSpan({0, 0}, 3500, 10).ok());
+}
+
+TEST(FailedRangesTest, OverlappingReadsOfTheSameShardFailWithinTheHold) {
+  using Clock = FailedRanges::Clock;
+  FailedRanges failed(5s);
+  const Clock::time_point t0 = Clock::time_point() + 1h;
+  failed.Note({0, 1}, 100, 50, Status::IoError("u: HTTP 500"), t0);
+  EXPECT_FALSE(failed.Find({0, 1}, 0, 100, t0 + 1s).has_value());    // ends where it starts
+  EXPECT_FALSE(failed.Find({0, 1}, 150, 10, t0 + 1s).has_value());   // starts where it ends
+  EXPECT_FALSE(failed.Find({0, 2}, 100, 50, t0 + 1s).has_value());   // another shard
+  EXPECT_FALSE(failed.Find({1, 1}, 100, 50, t0 + 1s).has_value());   // another tree
+  auto within = failed.Find({0, 1}, 149, 100, t0 + 2500ms);
+  ASSERT_TRUE(within.has_value());
+  EXPECT_EQ(within->code(), StatusCode::kIoError);
+  EXPECT_NE(within->message().find("u: HTTP 500 (failed 2.5 s ago"), std::string::npos)
+      << within->message();
+  EXPECT_TRUE(failed.Find({0, 1}, 0, 1000, t0 + 4999ms).has_value());
+  EXPECT_FALSE(failed.Find({0, 1}, 0, 1000, t0 + 5s).has_value());  // the hold is over
+}
+
+TEST(FailedRangesTest, KeepsABoundedNumberAndNothingWithoutAHold) {
+  using Clock = FailedRanges::Clock;
+  const Clock::time_point t0 = Clock::time_point() + 1h;
+  FailedRanges failed(1h);
+  for (uint64_t i = 0; i < FailedRanges::kMaxRanges + 10; ++i) {
+    failed.Note({0, 0}, i * 10, 10, Status::IoError("x"), t0);
+  }
+  EXPECT_FALSE(failed.Find({0, 0}, 0, 10, t0).has_value()) << "the oldest went first";
+  EXPECT_TRUE(failed.Find({0, 0}, (FailedRanges::kMaxRanges + 9) * 10, 10, t0).has_value());
+  FailedRanges none(Clock::duration::zero());
+  none.Note({0, 0}, 0, 10, Status::IoError("x"), t0);
+  EXPECT_FALSE(none.Find({0, 0}, 0, 10, t0).has_value());
 }
 
 TEST_F(HttpOriginFakeTest, DoesNotRetryWhatAnotherTryCannotMend) {
@@ -460,8 +560,14 @@ TEST_F(HttpOriginNginxTest, AServerThatGoesAwayAndComesBackIsServedAgain) {
       << down.status().ToString();
   EXPECT_GT(o->Stats().retries, 0u);
   ASSERT_TRUE(server.Start()) << server.ErrorLog();
-  auto up = o->ReadSpan({0, 0}, 0, 100);
-  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  // Other bytes at once; these once the hold of their failure is over (failed_ranges.h).
+  auto other = o->ReadSpan({0, 0}, 1000, 100);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(std::string(other->data(), other->size()), ShardBytes(1 << 20).substr(1000, 100));
+  Result<OriginBytes> up = Status::IoError("not read");
+  EXPECT_TRUE(testing::WaitFor([&] { return (up = o->ReadSpan({0, 0}, 0, 100)).ok(); }, 10))
+      << up.status().ToString();
+  ASSERT_TRUE(up.ok());
   EXPECT_EQ(std::string(up->data(), up->size()), ShardBytes(1 << 20).substr(0, 100));
 }
 
