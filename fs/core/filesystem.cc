@@ -20,6 +20,7 @@
 #include "fs/read/extent_reader.h"
 #include "fs/read/file_reader.h"
 #include "fs/read/miss_loader.h"
+#include "fs/read/miss_queue.h"
 #include "fs/read/origin_reader.h"
 #include "fs/read/view_files.h"
 #include "fs/readahead/prefetcher.h"
@@ -37,7 +38,8 @@ Filesystem::Filesystem(std::unique_ptr<format::Dataset> dataset, FilesystemOptio
     : dataset_(std::move(dataset)),
       shard_origin_(std::move(origin)),
       options_(std::move(options)),
-      tiers_(std::move(tiers)) {
+      tiers_(std::move(tiers)),
+      remote_origin_(shard_origin_->RequestStats().has_value()) {
   MakeRooms();
 }
 
@@ -81,11 +83,11 @@ void Filesystem::MakeRooms() {
   warmup_ = std::make_unique<Warmup>(*dataset_, *loader_, *tiers_, options_.mountpoint,
                                      options_.max_cached_file_bytes,
                                      [this] { reader_->RecordHistory(); });
-  views_ = std::make_unique<ViewNamespace>(
-      *dataset_, *view_files_, *origin_,
-      [this](const TreeFile& f, uint64_t offset, size_t size, uint64_t stream) {
-        return ReadFile(f, offset, size, stream);
-      });
+  views_ = std::make_unique<ViewNamespace>(*dataset_, *view_files_, *origin_);
+  if (options_.miss_threads > 0) {
+    misses_ = std::make_unique<MissQueue>(
+        MissQueueOptions{.threads = options_.miss_threads, .bound = options_.read_bound});
+  }
   if (options_.reader_accounting) {
     ReaderAccountingOptions ro;
     ro.ignore_tgid = static_cast<uint64_t>(::getpid());
@@ -105,8 +107,9 @@ void Filesystem::MakeRooms() {
 }
 
 Filesystem::~Filesystem() {
-  // Threads first (the reader sampler, warm-up, then the prefetch workers), while what they use
-  // still exists.
+  // Threads first (the miss threads, the reader sampler, warm-up, then the prefetch workers),
+  // while what they use still exists.
+  StopMissThreads();
   if (readers_ != nullptr) readers_->StopSampler();
   warmup_.reset();
   prefetcher_.reset();
@@ -261,25 +264,97 @@ Status Filesystem::Open(uint64_t ino, int flags) {
   return s;
 }
 
+// What FinishLater needs of a READ that StartRead could not serve at once.
+struct Filesystem::PendingRead {
+  TreeFile file;
+  uint64_t offset = 0;
+  size_t size = 0;
+  bool view = false;
+  OpTimer timer;  // runs from the READ's arrival to its answer
+};
+
+Result<TreeFile> Filesystem::ReadTarget(uint64_t ino) {
+  TreeFile f;
+  if (views_->Owns(ino)) {
+    MMFS_ASSIGN_OR_RETURN(f, views_->FileOf(ino));
+  } else if (auto e = EntryForIno(ino); !e.ok()) {
+    return origin_->CountError(e.status());
+  } else {
+    f = BaseFile(*e);
+  }
+  if (!f.entry.is_regular()) {
+    return f.entry.is_dir() ? Status::IsADirectory("read of a directory")
+                            : Status::InvalidArgument("not a regular file");
+  }
+  return f;
+}
+
+Result<ReadData> Filesystem::Counted(Result<ReadData> r, const TreeFile& f, uint64_t offset,
+                                     bool view, OpTimer& timer) {
+  if (!r.ok()) {
+    timer.Fail();
+    return r;
+  }
+  metrics_.bytes_served.fetch_add(r->size, std::memory_order_relaxed);
+  if (view) view_files_->CountServed(f.tree, offset, r->size);
+  return r;
+}
+
 Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream) {
   OpTimer timer(metrics_, Op::kRead);
-  Result<ReadData> result = ReadData{};
   if (control_->Owns(ino)) {
-    result = control_->Read(ino, offset, size);
-  } else if (views_->Owns(ino)) {
-    result = views_->Read(ino, offset, size, stream);
-    if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
-  } else if (auto e = EntryForIno(ino); !e.ok()) {
-    result = origin_->CountError(e.status());
-  } else if (!e->is_regular()) {
-    result = e->is_dir() ? Status::IsADirectory("read of a directory")
-                         : Status::InvalidArgument("not a regular file");
-  } else {
-    result = ReadFile(BaseFile(*e), offset, size, stream);
-    if (result.ok()) metrics_.bytes_served.fetch_add(result->size, std::memory_order_relaxed);
+    Result<ReadData> r = control_->Read(ino, offset, size);
+    if (!r.ok()) timer.Fail();
+    return r;
   }
-  if (!result.ok()) timer.Fail();
-  return result;
+  Result<TreeFile> f = ReadTarget(ino);
+  if (!f.ok()) {
+    timer.Fail();
+    return f.status();
+  }
+  return Counted(ReadFile(*f, offset, size, stream), *f, offset, views_->Owns(ino), timer);
+}
+
+bool Filesystem::QueuesMisses() const {
+  if (misses_ == nullptr) return false;
+  if (remote_origin_) return true;
+  const OriginCostEstimate cost = origin_->CostEstimate();
+  return cost.mean_seconds >= 0.001;
+}
+
+Filesystem::ReadStart Filesystem::StartRead(uint64_t ino, uint64_t offset, size_t size,
+                                            uint64_t stream) {
+  if (misses_ == nullptr || control_->Owns(ino)) return {Read(ino, offset, size, stream), nullptr};
+  OpTimer timer(metrics_, Op::kRead);
+  Result<TreeFile> f = ReadTarget(ino);
+  if (!f.ok()) {
+    timer.Fail();
+    return {Result<ReadData>(f.status()), nullptr};
+  }
+  const bool view = views_->Owns(ino);
+  prefetcher_->OnRead(*f, offset, stream);
+  if (auto at_hand = reader_->TryRead(*f, offset, size)) {
+    return {Counted(std::move(*at_hand), *f, offset, view, timer), nullptr};
+  }
+  if (!QueuesMisses()) {
+    Result<ReadData> r = reader_->Read(*f, offset, size, nullptr, /*tried=*/true);
+    return {Counted(std::move(r), *f, offset, view, timer), nullptr};
+  }
+  return {std::nullopt, std::make_shared<PendingRead>(
+                            PendingRead{*f, offset, size, view, std::move(timer)})};
+}
+
+void Filesystem::FinishLater(std::shared_ptr<PendingRead> pending, ReadDone done) {
+  const auto arrived = pending->timer.start();
+  misses_->Submit(arrived, [this, pending = std::move(pending), done = std::move(done)] {
+    PendingRead& p = *pending;
+    Result<ReadData> r = reader_->Read(p.file, p.offset, p.size, nullptr, /*tried=*/true);
+    done(Counted(std::move(r), p.file, p.offset, p.view, p.timer));
+  });
+}
+
+void Filesystem::StopMissThreads() {
+  if (misses_ != nullptr) misses_->Stop();
 }
 
 TreeFile Filesystem::BaseFile(const format::Entry& e) const {
@@ -432,6 +507,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   if (s.origin.remote.has_value()) s.dataset.path = s.origin.remote->url;
   s.extents = extents_->Counters();
   reader_->CacheStats(&s);
+  if (misses_ != nullptr) s.origin.queued = misses_->Counters();
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
   reader_->Stats(&s.what_if);
   warmup_->Stats(&s.warmup);

@@ -16,6 +16,8 @@
 //   ExtentReader what extent reads share (a miss from a slow origin reads the extent around its
 //                sample): the plan's state, the neighbours waiting in the SSD tier or a RAM area
 //   Warmup       `mmfs warmup`'s control lines, on its own thread
+//   MissQueue    the READs that wait on a remote or slow origin, on threads of their own, so that
+//                a request thread is never held by the origin (StartRead, FinishLater)
 //   ViewFiles    the mount's trees (original, views): which bytes a file is, its cache key
 //   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
 // A READ of a regular file feeds the prefetcher (patterns, hint), then FileReader serves it:
@@ -59,6 +61,7 @@ class ControlDir;
 class ExtentReader;
 class FileReader;
 class MissLoader;
+class MissQueue;
 class ReaderAccounting;
 class OriginReader;
 class Prefetcher;
@@ -92,6 +95,22 @@ class Filesystem {
   // `stream` names the reader (the caller's pid at the FUSE layer; 0: unknown), whose access
   // pattern drives readahead.
   Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream = 0);
+  // The same READ in two steps, for a thread that must not wait on the origin (a request thread
+  // over /dev/fuse, which cache hits need). StartRead answers it when its bytes are at hand, or
+  // when the origin is fast (a local disk: read at once, as Read does); otherwise it hands back
+  // a PendingRead, which FinishLater serves on a miss thread (fs/read/miss_queue.h), calling
+  // `done` there with the answer. Either way the READ is counted once, as Read counts it.
+  struct PendingRead;
+  struct ReadStart {
+    std::optional<Result<ReadData>> answer;  // served now
+    std::shared_ptr<PendingRead> pending;    // else: for FinishLater
+  };
+  using ReadDone = std::function<void(Result<ReadData>)>;
+  ReadStart StartRead(uint64_t ino, uint64_t offset, size_t size, uint64_t stream);
+  void FinishLater(std::shared_ptr<PendingRead> pending, ReadDone done);
+  // Serves what was handed to the miss threads and stops them; READs started later are served
+  // on their own threads. For the FUSE layer, once the session no longer takes requests.
+  void StopMissThreads();
   // Pushes `ino` into the kernel's page cache through `store` if the prefetcher holds it
   // (prefetcher.h): a stored file is then taken as a READ of all of it would take it (into the
   // cache, the hint and the access patterns advanced; counted as pushed, not in bytes_served,
@@ -192,6 +211,14 @@ class Filesystem {
   // A read of a regular file of any tree: feeds the prefetcher, then FileReader.
   Result<ReadData> ReadFile(const TreeFile& f, uint64_t offset, size_t size, uint64_t stream,
                             std::shared_ptr<const std::string> known = nullptr);
+  // The regular file a READ of `ino` reads, or why there is none (control files excepted).
+  Result<TreeFile> ReadTarget(uint64_t ino);
+  // A READ's answer counted: bytes served (and a view's, by tree), or the timer failed.
+  Result<ReadData> Counted(Result<ReadData> r, const TreeFile& f, uint64_t offset, bool view,
+                           OpTimer& timer);
+  // Whether a READ that missed waits for the origin on a miss thread: the origin is remote, or
+  // slow enough that a request thread would be held for long (a millisecond or more a read).
+  bool QueuesMisses() const;
 
   // In construction order (each room borrows only rooms above it).
   std::unique_ptr<format::Dataset> dataset_;
@@ -210,6 +237,8 @@ class Filesystem {
   std::unique_ptr<Warmup> warmup_;
   std::unique_ptr<ReaderAccounting> readers_;
   std::unique_ptr<ControlDir> control_;
+  std::unique_ptr<MissQueue> misses_;  // null with options_.miss_threads == 0
+  const bool remote_origin_;  // the origin sends requests over a network (RequestStats)
   std::atomic<const MemoryGovernor*> governor_{nullptr};
 };
 

@@ -4,6 +4,7 @@
 // Thread-safety: a plain value.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -63,6 +64,12 @@ struct FilesystemOptions {
   bool heap_on_huge_pages = false;
   // Attribute request time to reader processes (reader_accounting.h): `mmfs stats` "Readers".
   bool reader_accounting = true;
+  // A READ whose bytes need a remote or slow origin is served on a miss thread
+  // (fs/read/miss_queue.h), at most this many at once, so that request threads stay free for
+  // hits; 0: on the request thread.
+  unsigned miss_threads = 16;
+  // A failing READ fails within this, counted from its arrival (a remote origin's retry budget).
+  std::chrono::milliseconds read_bound{30000};
 };
 
 }  // namespace mmfs::fs

@@ -10,12 +10,8 @@
 namespace mmfs::fs {
 
 ViewNamespace::ViewNamespace(const format::Dataset& dataset, ViewFiles& views,
-                             OriginReader& origin, TreeRead read)
-    : dataset_(dataset),
-      views_(views),
-      entries_(dataset.entry_count()),
-      origin_(origin),
-      read_(std::move(read)) {}
+                             OriginReader& origin)
+    : dataset_(dataset), views_(views), entries_(dataset.entry_count()), origin_(origin) {}
 
 uint64_t ViewNamespace::Ino(size_t tree, uint64_t index) const {
   if (tree == views_.root_tree()) return 1 + index;
@@ -111,19 +107,6 @@ Status ViewNamespace::ReadDir(
     if (!emit(child->name, NodeAttr(*n), 3 + i)) return Status::Ok();
   }
   return Status::Ok();
-}
-
-Result<ReadData> ViewNamespace::Read(uint64_t ino, uint64_t offset, size_t size,
-                                     uint64_t stream) {
-  auto n = FileOf(ino);
-  if (!n.ok()) return n.status();
-  if (!n->entry.is_regular()) {
-    return n->entry.is_dir() ? Status::IsADirectory("read of a directory")
-                             : Status::InvalidArgument("not a regular file");
-  }
-  Result<ReadData> r = read_(*n, offset, size, stream);
-  if (r.ok()) views_.CountServed(n->tree, offset, r->size);
-  return r;
 }
 
 Result<std::string> ViewNamespace::ReadLink(uint64_t ino) {

@@ -12,13 +12,13 @@
 // dataset with the same set of views. Sizes come from the view index (View::Lookup, O(log n)):
 // nothing is decoded at lookup or read.
 //
-// Reads: every file of a view goes through the same read path as the original tree
-// (Filesystem's ReadFile over FileReader and the Prefetcher, view_files.h): the same tiers,
+// Reads: the Filesystem reads every file of a view (FileOf) through the same read path as the
+// original tree (FileReader and the Prefetcher, view_files.h): the same tiers,
 // readahead, sample members, hint and push, with a resized file under a key of its own (ViewKey)
 // loaded from its view shard and checked against its XXH3 before anything is cached or served.
 //
 // Ownership: borrows the dataset, the view files and the origin reader (for error counting),
-//   which must outlive it. `read` must stay callable while serving.
+//   which must outlive it.
 // Thread-safety: all methods are thread-safe (everything is immutable after construction).
 #pragma once
 
@@ -43,13 +43,8 @@ namespace mmfs::fs {
 
 class ViewNamespace {
  public:
-  // A READ of a regular file of a tree (the mount's read path: prefetcher, then FileReader).
-  using TreeRead = std::function<Result<ReadData>(const TreeFile& f, uint64_t offset, size_t size,
-                                                  uint64_t stream)>;
-
   // With views.root_tree() != 0 the mount's root is that view's root.
-  ViewNamespace(const format::Dataset& dataset, ViewFiles& views, OriginReader& origin,
-                TreeRead read);
+  ViewNamespace(const format::Dataset& dataset, ViewFiles& views, OriginReader& origin);
 
   // The first inode above every view's range (the control directory's).
   uint64_t end_ino() const { return 1 + entries_ * views_.tree_count(); }
@@ -66,7 +61,6 @@ class ViewNamespace {
   Result<Attr> GetAttr(uint64_t ino);
   Status ReadDir(uint64_t ino, uint64_t offset,
                  const std::function<bool(std::string_view, const Attr&, uint64_t)>& emit);
-  Result<ReadData> Read(uint64_t ino, uint64_t offset, size_t size, uint64_t stream);
   Result<std::string> ReadLink(uint64_t ino);
   // The file `ino` is (any kind of entry); NotFound for a left-out file or a foreign inode.
   Result<TreeFile> FileOf(uint64_t ino) const;
@@ -82,7 +76,6 @@ class ViewNamespace {
   ViewFiles& views_;
   const uint64_t entries_;
   OriginReader& origin_;
-  const TreeRead read_;
 };
 
 }  // namespace mmfs::fs

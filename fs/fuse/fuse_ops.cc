@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/file_util.h"
@@ -181,6 +182,10 @@ class ReaderRequest {
     }
   }
   ~ReaderRequest() { Done(); }
+  // Moved with a READ answered later, from a miss thread: its reader waits until then.
+  ReaderRequest(ReaderRequest&& other) noexcept
+      : acct_(std::exchange(other.acct_, nullptr)), tid_(other.tid_), bytes_(other.bytes_) {}
+  ReaderRequest& operator=(ReaderRequest&&) = delete;
   ReaderRequest(const ReaderRequest&) = delete;
   ReaderRequest& operator=(const ReaderRequest&) = delete;
   void Served(size_t bytes) { bytes_ = bytes; }
@@ -275,10 +280,9 @@ void OnOpenNoOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OnOpen(req, ino, fi);
 }
 
-void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
-  FuseOpsConfig& cfg = Config(req);
-  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
-  auto data = cfg.fs->Read(ino, static_cast<uint64_t>(off), size, StreamOf(req));
+// Answers a READ with `data` (or its error); `req` is gone afterwards.
+void ReplyRead(FuseOpsConfig& cfg, fuse_req_t req, fuse_ino_t ino, const Result<ReadData>& data,
+               ReaderRequest& counted) {
   if (!data.ok()) {
     fuse_reply_err(req, ToErrno(data.status()));
     return;
@@ -296,6 +300,32 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
       cfg.dropper->QueueLater(ino);
     }
   }
+}
+
+// Over /dev/fuse a READ whose bytes need a remote or slow origin is answered from a miss thread
+// (Filesystem::StartRead): this thread goes back to the kernel for the next request, so a store
+// that fails or crawls never holds the threads that cache hits need. Over io_uring the reply
+// must come from the ring's own thread (transport.h), so the READ is served here, whatever it
+// waits for.
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* /*fi*/) {
+  FuseOpsConfig& cfg = Config(req);
+  ReaderRequest counted(req, !cfg.fs->IsControl(ino));
+  const uint64_t offset = static_cast<uint64_t>(off);
+  if (OnRing(req)) {
+    ReplyRead(cfg, req, ino, cfg.fs->Read(ino, offset, size, StreamOf(req)), counted);
+    return;
+  }
+  Filesystem::ReadStart start = cfg.fs->StartRead(ino, offset, size, StreamOf(req));
+  if (start.answer.has_value()) {
+    ReplyRead(cfg, req, ino, *start.answer, counted);
+    return;
+  }
+  auto waiting = std::make_shared<ReaderRequest>(std::move(counted));
+  FuseOpsConfig* config = &cfg;
+  cfg.fs->FinishLater(std::move(start.pending),
+                      [config, req, ino, waiting](Result<ReadData> data) {
+                        ReplyRead(*config, req, ino, data, *waiting);
+                      });
 }
 
 // With no_opendir the first OPENDIR is answered ENOSYS, after which the kernel sends neither

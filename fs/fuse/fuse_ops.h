@@ -8,9 +8,12 @@
 // the page cache right after its LOOKUP reply (by the PagePusher's threads), so its READ never
 // comes.
 //
-// Over io_uring (transport.h) callbacks run on the ring threads, one per CPU; each serves the
-// requests from its CPU one at a time, so a READ that waits on the origin holds up that CPU's
-// other requests (transport.h says why they are not handed to other threads).
+// Over /dev/fuse a READ whose bytes need a remote or slow origin is answered from a miss thread
+// (Filesystem::StartRead, fs/read/miss_queue.h), so the request threads stay free for cache hits.
+// Over io_uring (transport.h) callbacks run on the ring threads, one per CPU, and reply there;
+// each serves the requests from its CPU one at a time, so a READ that waits on the origin holds
+// up that CPU's other requests (transport.h says why they are not handed to other threads, and
+// why a remote dataset is not served over the ring).
 //
 // Thread-safety: callbacks run on libfuse's worker threads (or ring threads); they share the
 // Filesystem and the PagePusher (both thread-safe). PushPrefetched runs on the pushers' threads.

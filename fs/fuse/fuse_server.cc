@@ -287,6 +287,9 @@ Status FuseServer::Serve(const std::function<void(const Status&)>& on_ready) {
   fuse_loop_cfg_set_clone_fd(cfg, 0);
   int rc = fuse_session_loop_mt(session_, cfg);
   fuse_loop_cfg_destroy(cfg);
+  // READs handed to the miss threads are answered (into a session that takes no more requests)
+  // before anything they use goes: the dropper below, the session itself.
+  config_->fs->StopMissThreads();
   // The request threads are gone; the pushers still read config_ (the dropper) until joined.
   // Once the loop has ended the connection is gone too (unmounted or aborted), so a push
   // waiting in the kernel has returned with an error.

@@ -36,6 +36,11 @@ Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
   static const std::string kNoLibrary =
       "this mmfs was built with a libfuse older than 3.18, which has no io_uring "
       "(tools/build-libfuse-uring.sh builds one it can use)";
+  static const std::string kNotForUrls =
+      "a dataset served from a URL is not served over io_uring: there a READ that waits on the "
+      "network would hold every request from its CPU, cache hits included, for as long as the "
+      "store takes to answer or fail (over /dev/fuse such READs wait on threads of their own); "
+      "use -o transport=auto or classic";
   TransportChoice choice;
   switch (asked) {
     case Transport::kClassic:
@@ -44,6 +49,7 @@ Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
     case Transport::kUring:
       if (!library_has_ring) return Status::InvalidArgument(kNoLibrary);
       if (!kernel.offered) return Status::InvalidArgument(kernel.why_not);
+      if (remote_origin) return Status::InvalidArgument(kNotForUrls);
       choice.ring = true;
       choice.why = "io_uring, as asked (-o transport=uring)";
       return choice;
@@ -57,8 +63,7 @@ Result<TransportChoice> ChooseTransport(Transport asked, bool library_has_ring,
   } else if (remote_origin) {
     choice.why =
         "/dev/fuse: the dataset is served from a URL, and on the ring a READ waiting "
-        "on the network would hold up every request from its CPU (-o transport=uring "
-        "takes the ring anyway)";
+        "on the network would hold up every request from its CPU";
   } else {
     choice.ring = true;
     choice.why = "io_uring: the kernel and libfuse offer it (-o transport=classic turns it off)";

@@ -12,9 +12,11 @@
 //
 // `-o transport=auto` (the default) takes the ring when both this build's libfuse and the
 // kernel offer it (the kernel does once root writes Y to its enable_uring parameter) and the
-// dataset is local, else classic: from a URL a READ may wait on the network for tens of ms,
-// and on the ring that would stall every reader on its CPU. `uring` is refused with the reason
-// when the library or the kernel lacks it; `classic` never uses the ring.
+// dataset is local, else classic: from a URL a READ may wait on the network for tens of ms, or
+// for a failing store's whole retry budget, and on the ring that would stall every reader on
+// its CPU, cache hits included; over /dev/fuse such READs are answered from miss threads and
+// hits never wait behind them. So `uring` is refused for a URL, as it is when the library or
+// the kernel lacks the ring; `classic` never uses the ring.
 //
 // Thread-safety: pure functions, except ReadKernelRingOffer, which reads one sysfs file.
 #pragma once

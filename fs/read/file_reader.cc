@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "cache/ram_tier.h"
@@ -35,41 +36,23 @@ bool FileReader::LoadsWhole(uint64_t size) const {
          (size <= tiers_.ram().MaxEntryBytes() || size <= origin_.read_buffer().budget());
 }
 
-Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t size,
-                                  cache::Blob known) {
+Result<ReadData> FileReader::Serve(const TreeFile& f, uint64_t offset, size_t size,
+                                   cache::Blob blob, uint64_t base) {
   ReadData out;
   const uint64_t file_size = f.size();
-  if (offset >= file_size || size == 0) return out;
-  size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
-  auto serve = [&](cache::Blob blob, uint64_t base) {
-    out.data = blob->data() + (offset - base);
-    out.size = len;
-    out.owner = std::move(blob);
-    // The file's bytes reached the reader (the origin re-read count, refetch_tracker.h; it
-    // tracks originals, by entry).
-    if (offset + len == file_size && !f.resized()) origin_.NoteDelivered(f.entry.index);
-    return out;
-  };
-  cache::ReadBuffer& read_buffer = origin_.read_buffer();
-  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
-  if (auto span = read_buffer.Find(f.key, offset, len)) {
-    if (offset == 0) ram_what_if_.Record(f.key, file_size);
-    return serve(std::move(span->blob), span->base);
-  }
-  if (!f.resized() && !LoadsWhole(file_size)) {
-    if (offset == 0) ram_what_if_.Record(f.key, file_size);
-    auto span = origin_.ReadRange(f.entry, offset, len);
-    if (!span.ok()) return span.status();
-    return serve(std::move(span->blob), span->base);
-  }
-  size_t served_by = 0;
-  auto blob = tiers_.cache().Get(
-      f.key,
-      [&]() -> Result<cache::Blob> {
-        if (known != nullptr) return known;
-        return loader_.Load(f, prefetcher_);
-      },
-      &served_by);
+  const size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+  out.data = blob->data() + (offset - base);
+  out.size = len;
+  out.owner = std::move(blob);
+  // The file's bytes reached the reader (the origin re-read count, refetch_tracker.h; it tracks
+  // originals, by entry).
+  if (offset + len == file_size && !f.resized()) origin_.NoteDelivered(f.entry.index);
+  return out;
+}
+
+Result<ReadData> FileReader::ServeWhole(const TreeFile& f, uint64_t offset, size_t size,
+                                        cache::Blob blob, size_t served_by) {
+  const uint64_t file_size = f.size();
   if (offset == 0) {
     // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
     ram_what_if_.Record(f.key, file_size);
@@ -78,17 +61,71 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
     }
     if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
   }
-  if (!blob.ok()) return blob.status();
-  if ((*blob)->size() != file_size) {
+  if (blob->size() != file_size) {
     return origin_.CountError(Status::Corruption("cached copy of a file has the wrong size"));
   }
   // More READs of this file will follow: if the RAM tier did not keep it, hold it for them
   // rather than load it again for each (or read it again from the SSD tier).
+  const size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
   const bool held = tiers_.ram().Contains(f.key);
-  if (len < file_size && !held) read_buffer.Put(f.key, 0, *blob);
+  if (len < file_size && !held) origin_.read_buffer().Put(f.key, 0, blob);
+  MMFS_ASSIGN_OR_RETURN(ReadData out, Serve(f, offset, size, std::move(blob), 0));
   out.tier_holds = held;
   out.at_end = offset + len == file_size;
-  return serve(std::move(blob).value(), 0);
+  return out;
+}
+
+std::optional<Result<ReadData>> FileReader::TryRead(const TreeFile& f, uint64_t offset,
+                                                    size_t size) {
+  const uint64_t file_size = f.size();
+  if (offset >= file_size || size == 0) return Result<ReadData>(ReadData{});
+  const size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
+  if (auto span = origin_.read_buffer().Find(f.key, offset, len)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    return Serve(f, offset, size, std::move(span->blob), span->base);
+  }
+  if (!f.resized() && !LoadsWhole(file_size)) return std::nullopt;  // streamed: the origin's
+  size_t served_by = 0;
+  std::optional<cache::Blob> blob = tiers_.cache().TryGet(
+      f.key, [&] { return loader_.TakeAtHand(f, prefetcher_); }, &served_by);
+  if (!blob.has_value()) return std::nullopt;
+  return ServeWhole(f, offset, size, std::move(*blob), served_by);
+}
+
+Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t size,
+                                  cache::Blob known, bool tried) {
+  const uint64_t file_size = f.size();
+  if (offset >= file_size || size == 0) return ReadData{};
+  const size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+  cache::ReadBuffer& read_buffer = origin_.read_buffer();
+  // Bytes an earlier READ of this file loaded and the RAM tier did not keep.
+  if (auto span = read_buffer.Find(f.key, offset, len)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    return Serve(f, offset, size, std::move(span->blob), span->base);
+  }
+  if (!f.resized() && !LoadsWhole(file_size)) {
+    if (offset == 0) ram_what_if_.Record(f.key, file_size);
+    auto span = origin_.ReadRange(f.entry, offset, len);
+    if (!span.ok()) return span.status();
+    return Serve(f, offset, size, std::move(span->blob), span->base);
+  }
+  size_t served_by = 0;
+  auto blob = tiers_.cache().Get(
+      f.key,
+      [&]() -> Result<cache::Blob> {
+        if (known != nullptr) return known;
+        return loader_.Load(f, prefetcher_);
+      },
+      &served_by, tried);
+  if (!blob.ok()) {
+    if (offset == 0) {
+      ram_what_if_.Record(f.key, file_size);
+      if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+    }
+    return blob.status();
+  }
+  return ServeWhole(f, offset, size, std::move(blob).value(), served_by);
 }
 
 void FileReader::SetMemoryTargets(const MemoryTargets& t) {

@@ -1,6 +1,10 @@
 // FileReader: the bytes of one READ of a regular file of any tree (view_files.h), wherever they
 // are.
 //
+// A READ on a thread that must not wait (a FUSE request thread: cache hits need it) is tried
+// first (TryRead): only what is at hand, never the origin or another caller's load; what that
+// cannot serve is read again with Read on a thread that may wait (fs/read/miss_queue.h).
+//
 // In order: the read buffer (a file read in several READs that the RAM tier did not keep), the
 // streamed path for a file too large to load whole (OriginReader::ReadRange), else the tier
 // stack (RAM, then SSD, single flight) with the miss loader behind it (fs/read/miss_loader.h:
@@ -22,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,9 +52,14 @@ class FileReader {
 
   // [offset, offset + size) of regular file `f`, clipped to its end. `known`: the file's bytes,
   // already at hand (pushed), used instead of loading on a miss. A resized file is always loaded
-  // whole (they are small); only an original can be too large and streamed.
+  // whole (they are small); only an original can be too large and streamed. `tried`: a TryRead
+  // of the same bytes came first (its tier lookups are counted already).
   Result<ReadData> Read(const TreeFile& f, uint64_t offset, size_t size,
-                        cache::Blob known = nullptr);
+                        cache::Blob known = nullptr, bool tried = false);
+  // The same READ if its bytes are at hand: the read buffer, a tier, a prefetched copy that has
+  // landed, a kept neighbour. nullopt when they need the origin or a load in flight: then Read
+  // (with `tried`) serves it, on a thread that may wait. Never waits.
+  std::optional<Result<ReadData>> TryRead(const TreeFile& f, uint64_t offset, size_t size);
   // The memory governor's targets: RAM tier, prefetch and read buffers, the push.
   void SetMemoryTargets(const MemoryTargets& targets);
   // "ram", "ssd", "ram,ssd" or "none" (user.mmfs.resident).
@@ -67,6 +77,13 @@ class FileReader {
   // Whether a file of `size` bytes is loaded whole on a miss: if it is not too large to hold
   // and the RAM tier could admit it or the read buffer hold it. Otherwise it is streamed.
   bool LoadsWhole(uint64_t size) const;
+  // [offset, offset + size) of `f` out of `blob`, which holds the file's bytes from `base` on.
+  Result<ReadData> Serve(const TreeFile& f, uint64_t offset, size_t size, cache::Blob blob,
+                         uint64_t base);
+  // The same from the whole file, as the tier stack gave it (tier `served_by`): recorded for the
+  // what-if curves, checked for size, held in the read buffer for the READs that follow.
+  Result<ReadData> ServeWhole(const TreeFile& f, uint64_t offset, size_t size, cache::Blob blob,
+                              size_t served_by);
 
   cache::TierStack& tiers_;
   OriginReader& origin_;

@@ -61,6 +61,13 @@ cache::Blob MissLoader::TakeNeighbour(cache::CacheKey key) {
   return extents_.Take(key);
 }
 
+cache::Blob MissLoader::TakeAtHand(const TreeFile& f, MemberBuffer& buffer) {
+  bool loading = false;
+  if (cache::Blob b = buffer.TakeHeld(f.key, &loading)) return b;
+  if (loading) return nullptr;  // its prefetch lands soon: Load waits for it
+  return TakeNeighbour(f.key);
+}
+
 Result<cache::Blob> MissLoader::Load(const TreeFile& f, MemberBuffer& buffer) {
   if (cache::Blob b = buffer.Take(f.key)) return b;
   if (cache::Blob b = TakeNeighbour(f.key)) return b;

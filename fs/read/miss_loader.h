@@ -57,6 +57,8 @@ class MemberBuffer {
  public:
   // The prefetched copy of `key` (taken: counted used; waits for a load in flight), or null.
   virtual cache::Blob Take(uint64_t key) = 0;
+  // The same without waiting: null while it is still loading (then `*loading` is set).
+  virtual cache::Blob TakeHeld(uint64_t key, bool* loading) = 0;
   // A member of a sample that a demand read loaded with its file: held for its reader unless
   // the RAM tier has it already.
   virtual void PutMember(uint64_t key, cache::Blob blob) = 0;
@@ -82,6 +84,9 @@ class MissLoader {
   // A demand miss of regular file `f` (see above): its bytes, checked. `buffer` gives a
   // prefetched copy and takes the other members. Errors are counted (OriginReader::CountError).
   Result<cache::Blob> Load(const TreeFile& f, MemberBuffer& buffer);
+  // Step 1 alone, without waiting and without I/O beyond the SSD tier: a prefetched copy that
+  // has landed, or a kept neighbour; null otherwise (also while its prefetch is still loading).
+  cache::Blob TakeAtHand(const TreeFile& f, MemberBuffer& buffer);
   // A neighbour an extent read kept for `key` (ExtentReader::Take), taken, or null: a prediction
   // found there is moved into the prefetch buffer instead of being read again.
   cache::Blob TakeNeighbour(cache::CacheKey key);

@@ -78,6 +78,9 @@ class Prefetcher final : public MemberBuffer {
   // The demand load's MemberBuffer (miss_loader.h). A prefetched copy of `key` (taken: counted
   // used; waits for a load in flight), or null.
   cache::Blob Take(uint64_t key) override { return buffer_.Take(key); }
+  cache::Blob TakeHeld(uint64_t key, bool* loading) override {
+    return buffer_.TakeHeld(key, loading);
+  }
   // A member of a sample that a demand read loaded with its file: held for its reader unless
   // the RAM tier has it already.
   void PutMember(uint64_t key, cache::Blob blob) override;

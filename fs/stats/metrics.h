@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace mmfs::fs {
 
@@ -96,17 +97,25 @@ class Metrics {
 class OpTimer {
  public:
   OpTimer(Metrics& metrics, Op op)
-      : stats_(metrics.op(op)), start_(std::chrono::steady_clock::now()) {}
+      : stats_(&metrics.op(op)), start_(std::chrono::steady_clock::now()) {}
+  // Moved with a request that is answered later (a queued READ): recorded once, by the last
+  // owner, when it is answered.
+  OpTimer(OpTimer&& other) noexcept
+      : stats_(std::exchange(other.stats_, nullptr)), start_(other.start_), ok_(other.ok_) {}
+  OpTimer& operator=(OpTimer&&) = delete;
+  OpTimer(const OpTimer&) = delete;
   ~OpTimer() {
+    if (stats_ == nullptr) return;
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - start_)
                   .count();
-    stats_.Record(static_cast<uint64_t>(us), ok_);
+    stats_->Record(static_cast<uint64_t>(us), ok_);
   }
   void Fail() { ok_ = false; }
+  std::chrono::steady_clock::time_point start() const { return start_; }
 
  private:
-  OpStats& stats_;
+  OpStats* stats_;
   std::chrono::steady_clock::time_point start_;
   bool ok_ = true;
 };

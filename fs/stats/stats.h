@@ -27,6 +27,7 @@
 #include "fs/memory/memory_governor.h"
 #include "fs/origin/remote_stats.h"
 #include "fs/read/extent_types.h"
+#include "fs/read/miss_queue.h"
 #include "fs/read/origin_cost_model.h"
 #include "fs/read/ranged_reader.h"
 
@@ -64,6 +65,8 @@ struct OriginStats {
   uint64_t warmup_reads = 0, warmup_bytes = 0;
   uint64_t errors = 0;     // failed loads (TieredCache's count)
   uint64_t coalesced = 0;  // misses that waited for another caller's load
+  // READs that waited for the origin on the miss threads, not a request thread (miss_queue.h).
+  MissQueueCounters queued;
   RangedCounters streamed;
   cache::RefetchCounters rereads;  // fetched again before the last fetch was used (refetch_tracker.h)
   OriginCostEstimate cost;         // the origin's latency and bandwidth (origin_cost_model.h)

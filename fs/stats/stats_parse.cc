@@ -169,6 +169,7 @@ std::optional<origin::RemoteStatsSnapshot> RemoteFromJson(const json& r) {
   Read(r, "retries", &s.retries);
   Read(r, "bytes", &s.bytes);
   Read(r, "errors", &s.errors);
+  Read(r, "failed_fast", &s.failed_fast);
   const json& latency = Part(r, "latency_us");
   Read(latency, "sum", &s.latency_sum_us);
   const json& buckets = Part(latency, "buckets");
@@ -184,6 +185,12 @@ void OriginFromJson(const json& o, OriginStats* out) {
   out->remote = RemoteFromJson(Part(o, "remote"));
   Read(o, "errors", &out->errors);
   Read(o, "coalesced", &out->coalesced);
+  const json& queued = Part(o, "queued");
+  Read(queued, "reads", &out->queued.reads);
+  Read(queued, "late", &out->queued.late);
+  Read(queued, "waiting", &out->queued.waiting);
+  Read(queued, "running", &out->queued.running);
+  Read(queued, "threads", &out->queued.threads);
   Read(Part(o, "rereads"), "files", &out->rereads.files);
   Read(Part(o, "rereads"), "bytes", &out->rereads.bytes);
   const json& cost = Part(o, "cost_model");

@@ -137,6 +137,16 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              d(bytes));
   }
   w.Single("mmfs_origin_errors_total", "counter", "Shard reads that failed.", ds, d(o.errors));
+  w.Single("mmfs_origin_queued_reads_total", "counter",
+           "READs that waited for the origin on a miss thread, not a request thread.", ds,
+           d(o.queued.reads));
+  w.Single("mmfs_origin_queued_late_total", "counter",
+           "Queued READs that started past their deadline (the queue was long).", ds,
+           d(o.queued.late));
+  w.Single("mmfs_origin_queued_waiting", "gauge", "Queued READs not started yet.", ds,
+           d(o.queued.waiting));
+  w.Single("mmfs_origin_queued_running", "gauge", "Queued READs being served.", ds,
+           d(o.queued.running));
   w.Single("mmfs_origin_reread_bytes_total", "counter",
            "Bytes fetched from the shards again before their previous fetch reached a reader.", ds,
            d(o.rereads.bytes));
@@ -160,6 +170,9 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              url, d(r.bytes));
     w.Single("mmfs_remote_errors_total", "counter",
              "Remote requests that failed for good (after their retries).", url, d(r.errors));
+    w.Single("mmfs_remote_failed_fast_total", "counter",
+             "Reads failed at once, unsent: their bytes failed for good a moment ago.", url,
+             d(r.failed_fast));
     w.Family("mmfs_remote_request_seconds", "histogram", "Time of one remote request.");
     uint64_t below = 0;
     for (size_t i = 0; i < r.kBucketBoundsUs.size(); ++i) {

@@ -37,6 +37,8 @@ StatsSnapshot Filled() {
   s.origin.warmup_bytes = next();
   s.origin.errors = next();
   s.origin.coalesced = next();
+  s.origin.queued = {.reads = next(), .late = next(), .waiting = next(), .running = next(),
+                     .threads = next()};
   s.origin.streamed = {next(), next(), next(), next()};
   s.origin.rereads = {next(), next()};
   s.origin.cost = {true, true, 0.005, 2e8, next(), next()};
@@ -46,6 +48,7 @@ StatsSnapshot Filled() {
   remote.retries = next();
   remote.bytes = next();
   remote.errors = next();
+  remote.failed_fast = next();
   for (uint64_t& bucket : remote.latency) bucket = next();
   remote.latency_sum_us = next();
   s.origin.remote = remote;
@@ -170,6 +173,9 @@ TEST(StatsParseTest, EveryFieldOfTheDocumentComesBack) {
   ASSERT_TRUE(back->origin.remote.has_value());
   EXPECT_EQ(back->origin.remote->url, "https://store.example/ds.mmfs");
   EXPECT_EQ(back->origin.remote->latency, Filled().origin.remote->latency);
+  EXPECT_EQ(back->origin.remote->failed_fast, Filled().origin.remote->failed_fast);
+  EXPECT_EQ(back->origin.queued.late, Filled().origin.queued.late);
+  EXPECT_EQ(back->origin.queued.threads, Filled().origin.queued.threads);
 }
 
 TEST(StatsParseTest, ARemoteOriginIsRenderedAsAHistogram) {

@@ -19,11 +19,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/fault_proxy_helper.h"
@@ -132,6 +135,10 @@ class RemoteMountTest : public ::testing::Test {
                          testing::MakeJpeg(64 + i, 48, static_cast<unsigned>(i + 1)));
       testing::WriteFile(stem + ".txt", std::string("caption ") + std::to_string(i));
     }
+    for (int i = 0; i < ExtraFiles(); ++i) {
+      testing::WriteFile(src / ("many/f" + std::to_string(100 + i) + ".txt"),
+                         std::string(300 + i, static_cast<char>('a' + i % 26)));
+    }
     // Two larger files, so that the dataset has two shards.
     std::string a(700 << 10, 'a'), b(700 << 10, 'b');
     for (size_t i = 0; i < a.size(); i += 4093) a[i] = static_cast<char>(i >> 12);
@@ -165,6 +172,8 @@ class RemoteMountTest : public ::testing::Test {
     }
   }
 
+  // Small files many/f100.txt, f101.txt, ... besides the samples: for tests that need many.
+  virtual int ExtraFiles() const { return 0; }
   std::string dataset() const { return work / "ds.mmfs"; }
   const std::string& mnt() const { return mnt_dir.path(); }
   std::string Source(const std::string& rel) const { return testing::ReadFile(src / rel); }
@@ -476,6 +485,103 @@ TEST_F(FaultMountTest, APersistentErrorIsEioForItsShardWhileTheOtherServes) {
   // Nothing is sticky: once the server answers again, the same files read whole.
   ASSERT_TRUE(proxy.Clear());
   for (const auto& [rel, error] : ReadAll(failed)) EXPECT_EQ(error, 0) << rel;
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+}
+
+
+// Every request thread's worth of readers (and more) wait on a store that answers 500 to every
+// read: files the cache holds are still served in the time a hit takes, and once the store
+// answers again the waiting readers get their exact bytes.
+class FaultManyMountTest : public FaultMountTest {
+ protected:
+  int ExtraFiles() const override { return 48; }
+};
+
+TEST_F(FaultManyMountTest, CachedFilesAreServedAtOnceWhileEveryRequestThreadsWorthWaitsOnTheStore) {
+  ::setenv("MMFS_TEST_REMOTE_RETRY_MS", "120000", 1);  // the waiting reads outlast the checks
+  auto mount = Mount();  // 16 request threads, the default
+  ASSERT_TRUE(mount->mounted());
+  std::vector<std::string> many;
+  for (const std::string& f : files) {
+    if (f.rfind("many/", 0) == 0) many.push_back(f);
+  }
+  ASSERT_EQ(many.size(), 48u);
+  const std::vector<std::string> cached(many.begin(), many.begin() + 8);
+  const std::vector<std::string> waiting(many.begin() + 8, many.end());  // 40 readers
+  for (const auto& [rel, error] : ReadAll(cached)) ASSERT_EQ(error, 0) << rel;
+
+  ASSERT_TRUE(proxy.Fault("500", -1, ".mdb"));
+  std::vector<Read> results(waiting.size());
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    readers.emplace_back([&, i] { results[i] = ReadThrough(mnt() + "/" + waiting[i]); });
+  }
+  // The readers end (the store answers again) whatever fails below.
+  struct Finally {
+    std::function<void()> run;
+    ~Finally() { run(); }
+  } finally{[&] {
+    proxy.Clear();
+    for (std::thread& t : readers) {
+      if (t.joinable()) t.join();
+    }
+  }};
+  // Every reader has been refused at least once and is being retried.
+  ASSERT_TRUE(testing::WaitFor([&] { return Faults() >= 2 * static_cast<int>(waiting.size()); },
+                               60))
+      << Faults() << " faults";
+
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string& rel : cached) {
+      // Out of the page cache, so that the read reaches the daemon, whose RAM tier holds it.
+      const std::string path = mnt() + "/" + rel;
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      ASSERT_GE(fd, 0) << path;
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+      const auto start = std::chrono::steady_clock::now();
+      Read r = ReadThrough(path);
+      const auto took = std::chrono::steady_clock::now() - start;
+      EXPECT_EQ(r.error, 0) << rel;
+      EXPECT_TRUE(r.bytes == Source(rel)) << rel;
+      EXPECT_LT(took, std::chrono::milliseconds(100)) << rel << " waited behind the store";
+    }
+  }
+  const nlohmann::json stats = testing::StatsJson(mnt());
+  uint64_t ram_hits = 0;
+  for (const auto& t : stats["cache"]["tiers"]) {
+    if (t["name"] == "ram") ram_hits = t["hits"].get<uint64_t>();
+  }
+  EXPECT_GE(ram_hits, 3 * cached.size()) << "the timed reads were served by the daemon";
+  EXPECT_GE(stats["origin"]["queued"]["reads"].get<uint64_t>(), waiting.size());
+  EXPECT_LE(stats["origin"]["queued"]["running"].get<uint64_t>(), 16u);
+
+  finally.run();
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    EXPECT_EQ(results[i].error, 0) << waiting[i];
+    EXPECT_TRUE(results[i].bytes == Source(waiting[i])) << waiting[i];
+  }
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+}
+
+// A read that fails does so within the bound, once: not a second bound for the READ the kernel
+// sends again, nor for the sample read that follows a failed extent read.
+TEST_F(FaultMountTest, AFailingReadFailsWithinItsBoundWithOneRequestFailedForGood) {
+  ::setenv("MMFS_TEST_REMOTE_RETRY_MS", "3000", 1);
+  auto mount = std::make_unique<testing::ForegroundMount>(
+      url, mnt(), std::vector<std::string>{"--cache-dir", cache.path() + "/c"});  // extents on
+  ASSERT_TRUE(mount->mounted());
+  ASSERT_TRUE(proxy.Fault("500", -1, ".mdb"));
+  const auto start = std::chrono::steady_clock::now();
+  Read r = ReadThrough(mnt() + "/big/a.bin");
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.error, EIO);
+  EXPECT_GE(took, 2.5);
+  EXPECT_LT(took, 4.5) << "the bound is 3 s";
+  const nlohmann::json remote = testing::StatsJson(mnt())["origin"]["remote"];
+  EXPECT_EQ(remote["errors"].get<uint64_t>(), 1u) << remote.dump();
+  ASSERT_TRUE(proxy.Clear());
   EXPECT_EQ(mount->StopWith(SIGTERM), 0);
 }
 

@@ -159,6 +159,19 @@ TEST(MountOptionsTest, ThreadsAndReadAhead) {
   EXPECT_EQ(parsed->mount.max_threads, 256u);
 }
 
+TEST(MountOptionsTest, MissThreadsTakeZeroToTurnThemOff) {
+  auto defaults = ParseMountOptions(WithOptions({}));
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->fs.miss_threads, 16u);
+  for (unsigned n : {0u, 1u, 256u}) {
+    auto parsed = ParseMountOptions(WithOptions({"miss_threads=" + std::to_string(n)}));
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->fs.miss_threads, n);
+  }
+  auto bad = ParseMountOptions(WithOptions({"miss_threads=257"}));
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
 // The message a bad option gets, from -o and from its long twin alike.
 std::string ErrorOf(const MountArgs& args) {
   auto parsed = ParseMountOptions(args);

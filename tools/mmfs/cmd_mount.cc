@@ -383,6 +383,8 @@ int RunMount(const MountArgs& in) {
   }
   PlanMemory(*dataset->dataset, &opts);
   opts.fs.lock_index = opts.lock_index.value_or(SharedLimitMode(opts));
+  // A READ queued for a remote store fails within the store's retry budget, from its arrival.
+  if (dataset->remote_origin != nullptr) opts.fs.read_bound = dataset->remote_origin->retry().total;
 
   if (args.foreground) {
     SetUpLogging(args.log_file, false);

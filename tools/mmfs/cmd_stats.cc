@@ -107,6 +107,12 @@ void PrintTiers(const fs::StatsSnapshot& s) {
               FormatBytes(o.asked_bytes()).c_str(), FormatBytes(o.member_bytes).c_str(),
               FormatBytes(o.neighbour_bytes).c_str(), FormatBytes(o.prefetch_bytes).c_str(),
               FormatBytes(o.warmup_bytes).c_str());
+  if (o.queued.reads > 0) {
+    std::printf("  origin waits on miss threads: %s READs (%s started late), %s waiting, %s "
+                "running now\n",
+                FormatCount(o.queued.reads).c_str(), FormatCount(o.queued.late).c_str(),
+                FormatCount(o.queued.waiting).c_str(), FormatCount(o.queued.running).c_str());
+  }
   std::printf("  origin re-reads %s files, %s (fetched again before the last fetch was used)\n",
               FormatCount(o.rereads.files).c_str(), FormatBytes(o.rereads.bytes).c_str());
   if (o.cost.known) {
@@ -126,6 +132,10 @@ void PrintTiers(const fs::StatsSnapshot& s) {
     std::printf("            %s requests (%s retried, %s failed for good), %s received\n",
                 FormatCount(r.requests).c_str(), FormatCount(r.retries).c_str(),
                 FormatCount(r.errors).c_str(), FormatBytes(r.bytes).c_str());
+    if (r.failed_fast > 0) {
+      std::printf("            %s reads failed at once: their bytes had failed a moment ago\n",
+                  FormatCount(r.failed_fast).c_str());
+    }
     if (r.requests > 0) {
       std::printf("            latency p50 %s, p90 %s, p99 %s\n", latency(50).c_str(),
                   latency(90).c_str(), latency(99).c_str());

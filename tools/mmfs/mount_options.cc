@@ -103,6 +103,9 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
   } else if (key == "threads") {
     MMFS_ASSIGN_OR_RETURN(uint64_t n, WholeNumber(item, kMinThreads, kMaxThreads));
     out->mount.max_threads = static_cast<unsigned>(n);
+  } else if (key == "miss_threads") {
+    MMFS_ASSIGN_OR_RETURN(uint64_t n, WholeNumber(item, 0, kMaxThreads));
+    out->fs.miss_threads = static_cast<unsigned>(n);
   } else if (key == "read_ahead_kb") {
     MMFS_ASSIGN_OR_RETURN(uint64_t n, WholeNumber(item, 0, kMaxReadAheadKb));
     out->mount.read_ahead_kb = static_cast<unsigned>(n);
