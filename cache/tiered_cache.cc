@@ -1,5 +1,9 @@
 #include "cache/tiered_cache.h"
 
+#include <exception>
+#include <string>
+#include <type_traits>
+
 namespace mmfs::cache {
 
 TieredCache::TieredCache(std::vector<CacheTier*> tiers) : tiers_(std::move(tiers)) {}
@@ -26,10 +30,33 @@ void TieredCache::Land(CacheKey key, std::promise<Result<Blob>>& promise,
     loads_.fetch_add(1, std::memory_order_relaxed);
     load_errors_.fetch_add(1, std::memory_order_relaxed);
   }
+  // The flight ends before its waiters wake: one that looks again must not find it.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.erase(key);
+  }
   promise.set_value(result);
-  std::lock_guard<std::mutex> lock(mu_);
-  in_flight_.erase(key);
 }
+
+namespace {
+
+// What a loader or taker gives, or an error in place of an exception (an allocation that
+// failed): a flight must always land, or its key would wait for good.
+template <typename F>
+auto Guarded(F&& f, CacheKey key) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    if constexpr (std::is_same_v<decltype(f()), Blob>) {
+      return nullptr;
+    } else {
+      return Status::ResourceExhausted("loading cache key " + std::to_string(key) + ": " +
+                                       e.what());
+    }
+  }
+}
+
+}  // namespace
 
 Result<Blob> TieredCache::Get(CacheKey key, const Loader& load, size_t* served_by,
                               bool looked_up) {
@@ -55,7 +82,7 @@ Result<Blob> TieredCache::Get(CacheKey key, const Loader& load, size_t* served_b
       }
       in_flight_.emplace(key, promise.get_future().share());
     }
-    Result<Blob> result = load();
+    Result<Blob> result = Guarded(load, key);
     Land(key, promise, result);
     return result;
   }
@@ -72,7 +99,7 @@ std::optional<Blob> TieredCache::TryGet(CacheKey key, const Taker& take, size_t*
   }
   // In flight while `take` runs, so that a Get arriving meanwhile waits for this copy rather
   // than loading the same bytes again.
-  Blob taken = take();
+  Blob taken = Guarded(take, key);
   Land(key, promise, Result<Blob>(taken));
   if (taken == nullptr) return std::nullopt;
   return taken;

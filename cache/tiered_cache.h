@@ -5,7 +5,8 @@
 // TryGet is the same lookup for a thread that must not wait (a FUSE request thread, which cache
 // hits need): it takes what the tiers hold or a copy already at hand, and never waits for a load,
 // its own or another caller's. A caller it turns away goes on with Get elsewhere, telling it that
-// the tiers were looked up already, so that one read counts one lookup in each tier.
+// the tiers were looked up already, so that one read's miss is not counted twice (a tier that
+// gained the key in between is looked up again, and counts that hit).
 //
 // Thread-safety: all methods are thread-safe. Lock order: in-flight table mutex, then (released)
 // tier locks; the loader runs with no cache lock held.

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <exception>
+
 // The stack is owned here and lent to the rooms that read or fill it (FileReader, MissLoader,
 // Prefetcher, ExtentReader, Warmup); Stats reads the RAM tier's counters as the snapshot's first
 // tier.
@@ -270,7 +272,8 @@ struct Filesystem::PendingRead {
   uint64_t offset = 0;
   size_t size = 0;
   bool view = false;
-  OpTimer timer;  // runs from the READ's arrival to its answer
+  bool looked_up = false;  // the first try looked the tiers up (and counted it)
+  OpTimer timer;           // runs from the READ's arrival to its answer
 };
 
 Result<TreeFile> Filesystem::ReadTarget(uint64_t ino) {
@@ -317,7 +320,7 @@ Result<ReadData> Filesystem::Read(uint64_t ino, uint64_t offset, size_t size, ui
 
 bool Filesystem::QueuesMisses() const {
   if (misses_ == nullptr) return false;
-  if (remote_origin_) return true;
+  if (remote_origin_ || tiers_->cluster() != nullptr) return true;  // a network in the way
   const OriginCostEstimate cost = origin_->CostEstimate();
   return cost.mean_seconds >= 0.001;
 }
@@ -333,22 +336,29 @@ Filesystem::ReadStart Filesystem::StartRead(uint64_t ino, uint64_t offset, size_
   }
   const bool view = views_->Owns(ino);
   prefetcher_->OnRead(*f, offset, stream);
-  if (auto at_hand = reader_->TryRead(*f, offset, size)) {
+  bool looked_up = false;
+  if (auto at_hand = reader_->TryRead(*f, offset, size, &looked_up)) {
     return {Counted(std::move(*at_hand), *f, offset, view, timer), nullptr};
   }
   if (!QueuesMisses()) {
-    Result<ReadData> r = reader_->Read(*f, offset, size, nullptr, /*tried=*/true);
+    Result<ReadData> r = reader_->Read(*f, offset, size, nullptr, looked_up);
     return {Counted(std::move(r), *f, offset, view, timer), nullptr};
   }
   return {std::nullopt, std::make_shared<PendingRead>(
-                            PendingRead{*f, offset, size, view, std::move(timer)})};
+                            PendingRead{*f, offset, size, view, looked_up, std::move(timer)})};
 }
 
 void Filesystem::FinishLater(std::shared_ptr<PendingRead> pending, ReadDone done) {
   const auto arrived = pending->timer.start();
   misses_->Submit(arrived, [this, pending = std::move(pending), done = std::move(done)] {
     PendingRead& p = *pending;
-    Result<ReadData> r = reader_->Read(p.file, p.offset, p.size, nullptr, /*tried=*/true);
+    Result<ReadData> r = Status::IoError("not read");
+    try {
+      r = reader_->Read(p.file, p.offset, p.size, nullptr, p.looked_up);
+    } catch (const std::exception& e) {
+      // The READ is answered whatever happened: a reader must never wait for good.
+      r = Status::ResourceExhausted(std::string("reading a file: ") + e.what());
+    }
     done(Counted(std::move(r), p.file, p.offset, p.view, p.timer));
   });
 }

@@ -17,6 +17,8 @@
 //
 // Thread-safety: callbacks run on libfuse's worker threads (or ring threads); they share the
 // Filesystem and the PagePusher (both thread-safe). PushPrefetched runs on the pushers' threads.
+// A queued READ's reply runs on a miss thread and reads `dropper` until the server stops the
+// miss threads (FuseServer::Serve), which it does before it clears `dropper`.
 #pragma once
 
 #define FUSE_USE_VERSION 312

@@ -44,21 +44,40 @@ const HttpOrigin::Shard* HttpOrigin::Find(ShardRef ref) const {
   return ref.shard < t.shards.size() ? &t.shards[ref.shard] : nullptr;
 }
 
-HttpResponse HttpOrigin::Fetch(const HttpRequest& asked) {
+HttpResponse HttpOrigin::Fetch(const HttpRequest& asked, bool* failed_for_good) {
   using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline = Clock::now() + retry_.total;
-  // A READ's own deadline comes first: it counts from the READ's arrival, not this request's.
-  if (auto read_deadline = CurrentReadDeadline()) deadline = std::min(deadline, *read_deadline);
+  if (failed_for_good != nullptr) *failed_for_good = false;
+  const Clock::time_point first = Clock::now();
+  const Clock::time_point budget_end = first + retry_.total;
+  // A READ's own deadline, when this thread serves one: it counts from the READ's arrival, not
+  // this request's, and each try is given no more than what is left of it (but a floor).
+  const std::optional<Clock::time_point> read_deadline = CurrentReadDeadline();
+  const Clock::time_point deadline =
+      read_deadline.has_value() ? std::min(budget_end, *read_deadline) : budget_end;
   HttpRequest request = asked;
   for (uint32_t attempt = 0;; ++attempt) {
     const Clock::time_point start = Clock::now();
-    request.timeout = std::max(retry_.min_try, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                   deadline - start));
+    if (ReadsStopping()) {
+      // The daemon is going away: whoever waits for this answer is gone or leaving too.
+      HttpResponse stopped;
+      stopped.failure = TransportFailure::kTransient;
+      stopped.error = "not sent: the mount is stopping";
+      return stopped;
+    }
+    if (read_deadline.has_value()) {
+      request.timeout = std::max(
+          retry_.min_try, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start));
+    }
     HttpResponse response = transport_->Send(request);
     stats_.NoteRequest(Clock::now() - start, response.body.size());
     if (!IsRetryable(response)) return response;
     const Clock::time_point now = Clock::now();
-    if (now >= deadline || ReadsStopping()) return response;
+    if (now >= deadline || ReadsStopping()) {
+      // The store failed these bytes for good if it was given a fair share of the budget: a READ
+      // that came late to its turn and had one short try says little of the bytes.
+      if (failed_for_good != nullptr) *failed_for_good = !ReadsStopping() && now - first >= retry_.total / 2;
+      return response;
+    }
     auto wait = std::chrono::duration_cast<Clock::duration>(retry_.Delay(attempt, Jitter()));
     if (wait > deadline - now) wait = deadline - now;
     // The backoff itself: the server is given time before it is asked again.
@@ -116,7 +135,8 @@ Result<std::string> HttpOrigin::GetRange(ShardRef ref, const Shard& s, uint64_t 
   request.range = std::make_pair(offset, offset + len - 1);
   request.if_match = s.etag;
   request.max_body = len;
-  HttpResponse response = Fetch(request);
+  bool failed_for_good = false;
+  HttpResponse response = Fetch(request, &failed_for_good);
   const auto replaced = [&] {
     stats_.NoteError();
     return Status::Corruption(s.name + ": replaced under a running mount (" + s.url +
@@ -126,8 +146,8 @@ Result<std::string> HttpOrigin::GetRange(ShardRef ref, const Shard& s, uint64_t 
   if (response.failure != TransportFailure::kNone || response.status != 206) {
     stats_.NoteError();
     Status failed = Failed(response, s.url);
-    // Retried until the budget ran out: the same bytes are not asked for again at once.
-    if (IsRetryable(response)) failed_.Note(ref, offset, len, failed, FailedRanges::Clock::now());
+    // Retried for most of the budget: the same bytes are not asked for again at once.
+    if (failed_for_good) failed_.Note(ref, offset, len, failed, FailedRanges::Clock::now());
     return failed;
   }
   if (!s.etag.empty() && !response.etag.empty() && response.etag != s.etag) return replaced();

@@ -12,9 +12,9 @@
 // Requests that fail for a reason worth another try (RetryPolicy: timeouts, connection errors,
 // 5xx, 429) are tried again with backoff, within the policy's total time or the thread's READ
 // deadline (read_deadline.h), whichever ends first, then fail with an IoError naming the URL.
-// A range that failed so fails again at once for a few seconds (FailedRanges), so that the
-// kernel's second READ and the other readers of those bytes do not wait out the budget again;
-// nothing else is sticky. What it did is counted (RemoteStats).
+// A range that kept failing for most of the budget fails again at once for a few seconds
+// (FailedRanges), so that the kernel's second READ and the other readers of those bytes do not
+// wait out the budget again; nothing else is sticky. What it did is counted (RemoteStats).
 //
 // The transport decides how requests go out: CurlTransport for a real server (plain HTTP(S), or
 // SigV4-signed for S3: s3_origin.h), a fake in tests.
@@ -86,9 +86,11 @@ class HttpOrigin final : public Origin {
   // Shard `want` of `spec` as the server has it: present, of the manifest's size, with its magic;
   // its ETag pinned.
   Result<Shard> CheckShard(const TreeSpec& spec, const ShardSpec& want);
-  // `request` sent, and sent again while the answer is retryable and the policy's time lasts.
-  // The answer of the last try (a transport failure or any HTTP status).
-  HttpResponse Fetch(const HttpRequest& request);
+  // `request` sent, and sent again while the answer is retryable and the policy's time (or the
+  // thread's READ deadline) lasts. The answer of the last try (a transport failure or any HTTP
+  // status); `failed_for_good`: it kept failing for at least half the policy's budget (not one
+  // short try of a READ late to its turn, nor a stop).
+  HttpResponse Fetch(const HttpRequest& request, bool* failed_for_good = nullptr);
   // The status for an answer that is not what was expected.
   static Status Failed(const HttpResponse& response, const std::string& url);
   // `len` bytes at `offset` of `s`, which must still carry its pinned ETag.

@@ -26,6 +26,12 @@ ScopedReadDeadline::~ScopedReadDeadline() {
   t_context.stop = saved_.stop;
 }
 
+ScopedNoReadDeadline::ScopedNoReadDeadline() : saved_(t_context.deadline) {
+  t_context.deadline.reset();
+}
+
+ScopedNoReadDeadline::~ScopedNoReadDeadline() { t_context.deadline = saved_; }
+
 std::optional<std::chrono::steady_clock::time_point> CurrentReadDeadline() {
   return t_context.deadline;
 }

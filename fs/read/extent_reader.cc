@@ -178,6 +178,15 @@ void ExtentReader::Keep(const Extent& extent, const format::Entry& neighbour, ca
 
 cache::Blob ExtentReader::Take(uint64_t key) {
   if (cache::Blob b = area_.Take(key)) return b;
+  return FromSsd(key);
+}
+
+cache::Blob ExtentReader::TakeHeld(uint64_t key, bool* loading) {
+  if (cache::Blob b = area_.TakeHeld(key, loading)) return b;
+  return *loading ? nullptr : FromSsd(key);
+}
+
+cache::Blob ExtentReader::FromSsd(uint64_t key) {
   // A neighbour of an extent that was in flight may have gone to the SSD tier, after this
   // reader's own SSD lookup missed: serve it from there rather than read the origin again.
   if (on_ssd_ != nullptr && key < dataset_.entry_count() &&

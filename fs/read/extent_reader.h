@@ -97,6 +97,9 @@ class ExtentReader {
   // The neighbour kept for `key` in the RAM area (counted used; waits for an extent in flight),
   // or one an extent in flight wrote to the SSD tier, or null.
   cache::Blob Take(uint64_t key);
+  // The same without waiting: null while an extent in flight is still bringing it (then
+  // `*loading` is set).
+  cache::Blob TakeHeld(uint64_t key, bool* loading);
   // The read of `extent` failed: its waiters are released and the caller reads the sample
   // alone (a bad spot in a neighbour must not cost the sample its read).
   void Abandon(Extent& extent);
@@ -108,6 +111,8 @@ class ExtentReader {
   ExtentCounters Counters() const;
 
  private:
+  // A neighbour an extent wrote to the SSD tier, taken (counted used), or null.
+  cache::Blob FromSsd(uint64_t key);
   void EndExtent(Extent& extent);
   // Counts a miss read sample-sized, by why (`decision`).
   void Count(ExtentDecision decision);

@@ -76,7 +76,8 @@ Result<ReadData> FileReader::ServeWhole(const TreeFile& f, uint64_t offset, size
 }
 
 std::optional<Result<ReadData>> FileReader::TryRead(const TreeFile& f, uint64_t offset,
-                                                    size_t size) {
+                                                    size_t size, bool* looked_up) {
+  *looked_up = false;
   const uint64_t file_size = f.size();
   if (offset >= file_size || size == 0) return Result<ReadData>(ReadData{});
   const size_t len = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
@@ -86,6 +87,7 @@ std::optional<Result<ReadData>> FileReader::TryRead(const TreeFile& f, uint64_t 
     return Serve(f, offset, size, std::move(span->blob), span->base);
   }
   if (!f.resized() && !LoadsWhole(file_size)) return std::nullopt;  // streamed: the origin's
+  *looked_up = true;
   size_t served_by = 0;
   std::optional<cache::Blob> blob = tiers_.cache().TryGet(
       f.key, [&] { return loader_.TakeAtHand(f, prefetcher_); }, &served_by);

@@ -58,8 +58,10 @@ class FileReader {
                         cache::Blob known = nullptr, bool tried = false);
   // The same READ if its bytes are at hand: the read buffer, a tier, a prefetched copy that has
   // landed, a kept neighbour. nullopt when they need the origin or a load in flight: then Read
-  // (with `tried`) serves it, on a thread that may wait. Never waits.
-  std::optional<Result<ReadData>> TryRead(const TreeFile& f, uint64_t offset, size_t size);
+  // serves it, on a thread that may wait, with `tried` = `*looked_up` (whether this looked the
+  // tiers up). Never waits.
+  std::optional<Result<ReadData>> TryRead(const TreeFile& f, uint64_t offset, size_t size,
+                                          bool* looked_up);
   // The memory governor's targets: RAM tier, prefetch and read buffers, the push.
   void SetMemoryTargets(const MemoryTargets& targets);
   // "ram", "ssd", "ram,ssd" or "none" (user.mmfs.resident).

@@ -54,18 +54,18 @@ std::vector<format::Entry> MissLoader::SampleMembers(const format::Entry& e,
   return members;
 }
 
-cache::Blob MissLoader::TakeNeighbour(cache::CacheKey key) {
+cache::Blob MissLoader::TakeNeighbour(cache::CacheKey key, bool* loading) {
   // Neighbours an extent read kept are originals, keyed by entry (in any tree: an original's
   // key is its entry's, a resized file's a ViewKey).
   if (IsViewKey(key)) return nullptr;
-  return extents_.Take(key);
+  return loading != nullptr ? extents_.TakeHeld(key, loading) : extents_.Take(key);
 }
 
 cache::Blob MissLoader::TakeAtHand(const TreeFile& f, MemberBuffer& buffer) {
   bool loading = false;
   if (cache::Blob b = buffer.TakeHeld(f.key, &loading)) return b;
   if (loading) return nullptr;  // its prefetch lands soon: Load waits for it
-  return TakeNeighbour(f.key);
+  return TakeNeighbour(f.key, &loading);  // an extent in flight brings it: Load waits for it
 }
 
 Result<cache::Blob> MissLoader::Load(const TreeFile& f, MemberBuffer& buffer) {

@@ -88,8 +88,9 @@ class MissLoader {
   // has landed, or a kept neighbour; null otherwise (also while its prefetch is still loading).
   cache::Blob TakeAtHand(const TreeFile& f, MemberBuffer& buffer);
   // A neighbour an extent read kept for `key` (ExtentReader::Take), taken, or null: a prediction
-  // found there is moved into the prefetch buffer instead of being read again.
-  cache::Blob TakeNeighbour(cache::CacheKey key);
+  // found there is moved into the prefetch buffer instead of being read again. `loading`: do not
+  // wait for an extent in flight that brings it, say so (ExtentReader::TakeHeld).
+  cache::Blob TakeNeighbour(cache::CacheKey key, bool* loading = nullptr);
   // Prefetch: `keys` (any tree; files over `file_limit` bytes are left to their readers), asked
   // of the cluster in one multi-get, the rest read in coalesced reads (cause prefetch). Files
   // that fail are left for their own reads to report.

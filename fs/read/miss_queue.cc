@@ -18,7 +18,9 @@ void MissQueue::Submit(Clock::time_point arrived, Job job) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_) {
       queue_.push_back(std::move(q));
-      if (idle_ == 0 && threads_.size() < options_.threads) {
+      // More jobs waiting than threads waiting for one (a woken thread counts as waiting until
+      // it has taken its job): another thread, while there may be more.
+      if (queue_.size() > idle_ && threads_.size() < options_.threads) {
         try {
           threads_.emplace_back([this] { Work(); });
         } catch (const std::system_error&) {
@@ -40,10 +42,8 @@ void MissQueue::Run(Queued& q) {
   const Clock::time_point deadline = q.arrived + options_.bound;
   if (Clock::now() > deadline) late_.fetch_add(1, std::memory_order_relaxed);
   running_.fetch_add(1, std::memory_order_relaxed);
-  {
-    origin::ScopedReadDeadline scope(deadline, &stop_);
-    q.job();
-  }
+  origin::ScopedReadDeadline scope(deadline, &stop_);
+  q.job();  // jobs do not throw (Filesystem::FinishLater's turns an exception into an error)
   running_.fetch_sub(1, std::memory_order_relaxed);
 }
 

@@ -9,7 +9,8 @@
 //
 // Each job runs with its READ's deadline (its arrival plus `bound`) set for the origin reads it
 // makes (fs/origin/read_deadline.h): a READ that waited here for its turn has only what is left
-// of its bound to retry in, so a failing read fails within the bound however long the queue.
+// of its bound to retry in, so a failing read fails within about the bound however long the
+// queue (one short try past it).
 //
 // Threads are started on demand, up to `threads`, and kept (idle ones cost a stack).
 //
@@ -40,7 +41,7 @@ struct MissQueueCounters {
   uint64_t late = 0;     // of them, started past their deadline (the queue was long)
   uint64_t waiting = 0;  // queued now, not started
   uint64_t running = 0;  // being served now
-  uint64_t threads = 0;  // miss threads started
+  uint64_t threads = 0;  // miss threads running (0 once stopped)
 };
 
 class MissQueue {
@@ -54,7 +55,8 @@ class MissQueue {
   MissQueue& operator=(const MissQueue&) = delete;
 
   // Runs `job` on a miss thread, with the deadline `arrived` + bound for its origin reads. After
-  // Stop the job runs at once on the caller's thread (with the stop flag set).
+  // Stop the job runs at once on the caller's thread (with the stop flag set). `job` must not
+  // throw.
   void Submit(Clock::time_point arrived, Job job);
   // Sets the stop flag, runs what is queued, joins the threads. Idempotent.
   void Stop();

@@ -1,5 +1,6 @@
 #include "fs/read/ranged_reader.h"
 
+#include "fs/origin/read_deadline.h"
 #include "fs/read/origin_reader.h"
 
 #include <xxhash.h>
@@ -52,7 +53,13 @@ Result<cache::ReadBuffer::Span> RangedReader::Read(const format::Entry& e, uint6
     if (verified_.count(e.index) == 0) {
       verifying_.insert(e.index);
       lock.unlock();
-      Status s = Verify(e);
+      Status s;
+      {
+        // Every READ of the file waits for this one check, which may take many requests: each
+        // has its own budget, not the READ's bound (which no large file could be checked in).
+        origin::ScopedNoReadDeadline whole_file;
+        s = Verify(e);
+      }
       lock.lock();
       verifying_.erase(e.index);
       if (s.ok()) verified_.insert(e.index);

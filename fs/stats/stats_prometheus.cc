@@ -147,6 +147,7 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
            d(o.queued.waiting));
   w.Single("mmfs_origin_queued_running", "gauge", "Queued READs being served.", ds,
            d(o.queued.running));
+  w.Single("mmfs_origin_miss_threads", "gauge", "Miss threads running.", ds, d(o.queued.threads));
   w.Single("mmfs_origin_reread_bytes_total", "counter",
            "Bytes fetched from the shards again before their previous fetch reached a reader.", ds,
            d(o.rereads.bytes));

@@ -62,8 +62,9 @@ class GatedRemoteOrigin final : public origin::OriginWrapper {
 
 class QueuedReadTest : public FilesystemTest {
  protected:
-  // A Filesystem over the gated origin, `threads` miss threads, reads of samples only.
-  void MakeGated(unsigned threads) {
+  // A Filesystem over the gated origin, `threads` miss threads, reads of samples only (or
+  // `extents`).
+  void MakeGated(unsigned threads, ExtentOptions extents = SampleReads().extents) {
     fs_.reset();
     auto ds = format::Dataset::Open(tmp_ / "ds");
     ASSERT_TRUE(ds.ok());
@@ -72,6 +73,7 @@ class QueuedReadTest : public FilesystemTest {
     FilesystemOptions o = SampleReads();
     o.readahead = false;
     o.miss_threads = threads;
+    o.extents = std::move(extents);
     fs_ = testing::NewFilesystem(std::move(ds).value(), o, nullptr, std::move(gated));
   }
   void TearDown() override {
@@ -147,6 +149,39 @@ TEST_F(QueuedReadTest, ACachedFileIsAnsweredAtOnceWhileEveryMissThreadWaitsOnThe
   EXPECT_EQ(s.origin.queued.reads, 9u);
   EXPECT_EQ(s.origin.queued.waiting, 0u);
   EXPECT_EQ(reads() - reads_before, 20u + 9u) << "each READ counted once, queued or not";
+}
+
+// A file that an extent read in flight brings along is not waited for on the calling thread:
+// it is queued too, and served once the extent lands (without a read of its own).
+TEST_F(QueuedReadTest, ANeighbourOfAnExtentInFlightIsNotWaitedForHere) {
+  ExtentOptions extents;
+  extents.mode = ExtentMode::kFixed;
+  extents.fixed_bytes = 64 << 10;
+  MakeGated(2, extents);
+  gate_->Set(false);
+  const Attr first = Walk("many/1100.txt");
+  Filesystem::ReadStart a = fs_->StartRead(first.ino, 0, 4096, 0);
+  ASSERT_NE(a.pending, nullptr);
+  std::atomic<int> done{0};
+  fs_->FinishLater(std::move(a.pending), [&](Result<ReadData> r) {
+    EXPECT_TRUE(r.ok() && std::string(r->data, r->size) == Many(1100));
+    done++;
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return gate_->waiting() == 1; }, 10));
+  ASSERT_GT(fs_->Stats().extents.extents, 0u) << "the miss reads an extent";
+
+  const Attr next = Walk("many/1101.txt");
+  const auto start = std::chrono::steady_clock::now();
+  Filesystem::ReadStart b = fs_->StartRead(next.ino, 0, 4096, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s) << "waited for the extent in flight";
+  ASSERT_FALSE(b.answer.has_value());
+  fs_->FinishLater(std::move(b.pending), [&](Result<ReadData> r) {
+    EXPECT_TRUE(r.ok() && std::string(r->data, r->size) == Many(1101));
+    done++;
+  });
+  gate_->Set(true);
+  ASSERT_TRUE(testing::WaitFor([&] { return done.load() == 2; }, 20));
+  EXPECT_EQ(fs_->Stats().extents.extents, 1u) << "the neighbour came with the extent";
 }
 
 // From a fast local disk a miss costs less than the hand-over to another thread: read at once.

@@ -392,23 +392,52 @@ TEST_F(HttpOriginFakeTest, AReadsDeadlineCutsItsRetriesShort) {
     EXPECT_LE(r.timeout, Quick().min_try);
     EXPECT_GT(r.timeout.count(), 0);
   }
-  // Without a deadline, each try may take what is left of the policy's budget.
+  // A READ failed by its own short deadline says little of the bytes: not remembered.
+  fake->failures.clear();
+  EXPECT_TRUE(origin->ReadSpan({0, 0}, 0, 64).ok());
+  EXPECT_EQ(origin->Stats().failed_fast, 0u);
+  // A READ late to its turn still has its bytes asked for once, with the floor's time.
+  fake->sent.clear();
+  {
+    ScopedReadDeadline late(std::chrono::steady_clock::now() - 1s);
+    ASSERT_TRUE(origin->ReadSpan({0, 0}, 200, 64).ok());
+  }
+  ASSERT_EQ(fake->sent.size(), 1u);
+  EXPECT_EQ(fake->sent[0].timeout, Quick().min_try);
+  // Without a deadline (prefetch, warm-up, the index at mount) no try has a time limit but the
+  // transport's stall rule.
   fake->failures = {Status503()};
   fake->sent.clear();
   ASSERT_TRUE(origin->ReadSpan({0, 0}, 1000, 64).ok());
   ASSERT_EQ(fake->sent.size(), 2u);
-  EXPECT_GT(fake->sent[0].timeout, Quick().total - 500ms);
+  EXPECT_EQ(fake->sent[0].timeout.count(), 0);
+  EXPECT_EQ(fake->sent[1].timeout.count(), 0);
+}
+
+// A stopping daemon sends nothing more: its readers are gone or leaving.
+TEST_F(HttpOriginFakeTest, NothingIsSentOnceTheReadsAreStopping) {
+  ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
+  std::atomic<bool> stop{true};
+  fake->sent.clear();
+  ScopedReadDeadline scope(std::chrono::steady_clock::now() + 10s, &stop);
+  auto read = origin->ReadSpan({0, 0}, 0, 64);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("stopping"), std::string::npos);
+  EXPECT_TRUE(fake->sent.empty());
 }
 
 // The kernel sends a failed READ again, and an extent read that failed is read again as its
 // sample: both are answered at once with the failure, for the hold, not after a second budget.
 TEST_F(HttpOriginFakeTest, BytesThatFailedForGoodFailAgainAtOnceForTheHoldOnly) {
+  RetryPolicy retry = Quick();
+  retry.total = 1000ms;  // the hold: at most the budget
+  auto t = std::make_unique<FakeTransport>();
+  fake = t.get();
+  fake->objects["http://h/ds.mmfs/shard-0.mdb"] = {ShardBytes(4096), "\"e0\""};
+  origin = std::make_unique<HttpOrigin>("http://h/ds.mmfs/", std::move(t), retry);
   ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
   fake->failures.assign(100000, Status503());
-  {
-    ScopedReadDeadline deadline(std::chrono::steady_clock::now() + 100ms);
-    ASSERT_FALSE(origin->ReadSpan({0, 0}, 1000, 1000).ok());
-  }
+  ASSERT_FALSE(origin->ReadSpan({0, 0}, 1000, 1000).ok());  // the whole budget, failing
   const uint64_t errors = origin->Stats().errors;
   fake->sent.clear();
   // Inside the failed range, and overlapping its end: failed unsent, saying so.
