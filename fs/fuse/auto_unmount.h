@@ -12,6 +12,9 @@
 // when the daemon has exited, however. Then, as `mmfs umount` does, it holds MNT's parent,
 // checks that the mount there is still the one the daemon made (its mount ID) and detaches it
 // lazily; a daemon that unmounted on its way out left another mount ID, and nothing is done.
+// It holds none of the daemon's or the caller's descriptors but the pipe: its stdin, stdout and
+// stderr are /dev/null (it outlives `mmfs mount`, whose caller may wait for the end of its
+// output), and what goes wrong is also sent to syslog.
 //
 // Thread-safety: StartAutoUnmountWatcher may run while other threads do (posix_spawn; every
 // descriptor it makes is close-on-exec). RunAutoUnmountWatcher is a process's main function.

@@ -39,6 +39,9 @@ Status RunFusermount(const std::string& mountpoint, const DetachOptions& options
   if (pid < 0) return Status::FromErrno(errno, "fork");
   if (pid == 0) {
     if (devnull.valid()) ::dup2(devnull.get(), STDERR_FILENO);
+    // Nothing else of the caller's (the daemon's /dev/fuse, a shard): close-on-exec, so that the
+    // pipe still reports a failed exec.
+    ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
     ::execvp(argv[0], argv.data());
     int err = errno;
     (void)!::write(exec_write.get(), &err, sizeof err);

@@ -12,7 +12,9 @@
 // A mount that is not FUSE (the overlay front, which is root's) is never handed to the helper:
 // fusermount3 refuses it, so `fuse_helper = false` stops after step 1.
 //
-// Ownership: nothing is kept; the call forks and reaps the helper itself.
+// Ownership: nothing is kept; the call forks and reaps the helper itself. The helper gets the
+// caller's stdin, stdout and stderr (its complaints are the caller's to see) and no other
+// descriptor.
 // Thread-safety: safe from any thread; everything the helper's child needs (argv, the pipe) is
 // prepared before fork, so the child only calls async-signal-safe functions.
 //

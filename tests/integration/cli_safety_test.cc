@@ -1,14 +1,19 @@
 // The command line as a careless or hostile user meets it: `mmfs umount` takes away mmfs mounts
 // only and says why it will not, every mount is nosuid,nodev, bad option values are refused up
-// front naming the option, and an unknown command is named as such. The real `mmfs` binary,
-// as root (and as nobody where a second user matters).
+// front naming the option, an unknown command is named as such, and a mount whose output is
+// captured returns at once. The real `mmfs` binary, as root (and as nobody where a second user
+// matters).
 
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "fs/fuse/auto_unmount.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/integration/one_sample_fixture.h"
 #include "tests/test_util.h"
@@ -64,6 +70,23 @@ class KernelMount {
   bool mounted_ = false;
   std::string error_;
 };
+
+// What each open descriptor of process `pid` is ("/dev/null", "pipe:[123]", a path), by number.
+std::vector<std::pair<int, std::string>> OpenDescriptors(pid_t pid) {
+  std::vector<std::pair<int, std::string>> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[PATH_MAX];
+    const ssize_t n = ::readlink((dir + "/" + e->d_name).c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    out.emplace_back(std::atoi(e->d_name), std::string(target, static_cast<size_t>(n)));
+  }
+  ::closedir(d);
+  return out;
+}
 
 CommandResult AsNobody(std::vector<std::string> argv) {
   std::vector<std::string> full = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
@@ -272,6 +295,47 @@ TEST_F(CliSafetyTest, BadOptionValuesAreRefusedNamingTheOption) {
     ADD_FAILURE() << "--view 0 was mounted";
     Unmount();
   }
+}
+
+// `out=$(mmfs mount ... -o auto_unmount 2>&1)` did not return until the mount ended (628 s):
+// root's auto_unmount watcher kept the caller's stderr. Here the command runs with its output
+// into a pipe, as a shell's capture, `| tee`, ssh or Python's subprocess run it, and a file open
+// on descriptor 7, as `flock FILE mmfs mount` passes its lock: the output must end when the
+// command exits, and nothing the mount leaves running (the daemon, the watcher) may hold any of
+// the caller's descriptors.
+TEST_F(CliSafetyTest, ACapturedMountReturnsAtOnceAndKeepsNoneOfTheCallersDescriptors) {
+  const std::string held = tmp_ / "held-by-the-caller";
+  WriteFile(held, "");
+  const auto start = std::chrono::steady_clock::now();
+  // RunCommand polls the pipe until its end, with this deadline.
+  auto r = RunCommand({"/bin/sh", "-c", "exec 7<\"$0\"; exec \"$1\" mount \"$2\" \"$3\" -o auto_unmount",
+                       held, MmfsBinary(), dst(), mnt()},
+                      20);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("timed out"), std::string::npos)
+      << "the command's output stayed open after it exited (" << took << " s)";
+  EXPECT_LT(took, 15.0);
+  ASSERT_TRUE(IsMountPoint(mnt())) << r.output;
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  std::vector<pid_t> left = FindDaemons(mnt());
+  EXPECT_FALSE(left.empty());
+  size_t watchers = 0;
+  for (pid_t pid : left) {
+    const std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    watchers += cmdline.find(fs::kAutoUnmountCommand) != std::string::npos;
+    for (const auto& [fd, target] : OpenDescriptors(pid)) {
+      EXPECT_NE(target, held) << "pid " << pid << " holds the caller's file as fd " << fd;
+      if (fd <= 2) {
+        EXPECT_EQ(target, "/dev/null") << "pid " << pid << " fd " << fd;
+      }
+    }
+  }
+  if (fs::NeedsOwnAutoUnmount()) {
+    EXPECT_EQ(watchers, 1u);
+  }
+  Unmount();
 }
 
 // It said "A subcommand is required".

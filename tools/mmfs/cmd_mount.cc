@@ -310,9 +310,10 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
 }  // namespace
 
 int RunMount(const MountArgs& in) {
-  huge_heap = ReturnFromHugeHeapRestart();
   MountArgs args = in;
   if (args.debug) args.foreground = true;
+  DropInheritedDescriptors(!args.foreground);
+  huge_heap = ReturnFromHugeHeapRestart();
   // The daemon changes directory to /; keep the paths it needs absolute.
   const bool remote = IsRemoteDataset(args.dataset);
   if (!remote) args.dataset = AbsolutePath(args.dataset);

@@ -1,5 +1,6 @@
 #include "tools/mmfs/daemonize.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -69,8 +70,14 @@ int ForkDaemon(const std::string& mountpoint, const std::function<void()>& in_ch
                            : msg);
     return 1;
   }
-  // Child: the daemon.
+  // Child: the daemon. It never reads stdin; nor may a helper it starts hold the caller's (an
+  // ssh channel, a pipe) while the mount lives. stdout and stderr stay until the report, so that
+  // errors before it reach the caller.
   ::close(fds[0]);
+  if (int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC); devnull >= 0) {
+    ::dup2(devnull, STDIN_FILENO);
+    ::close(devnull);
+  }
   ::setsid();
   if (::chdir("/") != 0) {
     // Not fatal: every path the daemon uses is absolute.
@@ -90,6 +97,27 @@ int ForkDaemon(const std::string& mountpoint, const std::function<void()>& in_ch
       ::close(devnull);
     }
   });
+}
+
+void DropInheritedDescriptors(bool daemon) {
+  if (::close_range(STDERR_FILENO + 1, ~0U, daemon ? 0 : CLOSE_RANGE_CLOEXEC) == 0) return;
+  // A kernel before 5.11 (no CLOSE_RANGE_CLOEXEC; before 5.9 no close_range): one by one.
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  const int own = ::dirfd(dir);
+  std::vector<int> fds;
+  while (dirent* e = ::readdir(dir)) {
+    const int fd = std::atoi(e->d_name);
+    if (fd > STDERR_FILENO && fd != own) fds.push_back(fd);
+  }
+  ::closedir(dir);
+  for (int fd : fds) {
+    if (daemon) {
+      ::close(fd);
+    } else {
+      ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    }
+  }
 }
 
 void SetUpLogging(const std::string& log_file, bool daemonized) {
