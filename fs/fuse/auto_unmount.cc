@@ -10,9 +10,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/mount_table.h"
 #include "fs/fuse/unmount.h"
 
 extern char** environ;
@@ -97,6 +99,18 @@ int RunAutoUnmountWatcher(const std::string& mountpoint, const std::string& moun
   if (!held.ok()) return 0;  // the directory is gone: so is the mount
   auto id = HeldMountId(*held);
   if (!id.ok() || *id != expected) return 0;  // the daemon unmounted on its way out
+  // Only an mmfs mount, as `mmfs umount` checks: this command can be run by hand, by root, with
+  // any mount ID, and must not take a tmpfs or a disk away.
+  std::optional<MountEntry> entry;
+  for (MountEntry& e : ReadMountTable()) {
+    if (e.mount_id == expected) entry = std::move(e);
+  }
+  if (!entry) return 0;  // gone meanwhile
+  if (entry->fs_type != kMmfsFuseType) {
+    Complain(held->table_path + " is " + FsTypeWithArticle(entry->fs_type) +
+             " mount, not an mmfs mount; refusing to unmount it");
+    return 1;
+  }
   Status s = DetachHeldMount(*held, expected,
                              DetachOptions{.lazy = true, .fuse_helper = false, .quiet = true});
   if (!s.ok()) {

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -72,6 +73,11 @@ Status RunFusermount(const std::string& mountpoint, const DetachOptions& options
 }
 
 }  // namespace
+
+std::string FsTypeWithArticle(const std::string& fs_type) {
+  const bool vowel = !fs_type.empty() && std::strchr("aeiouAEIOU", fs_type[0]) != nullptr;
+  return (vowel ? "an " : "a ") + fs_type;
+}
 
 Status DetachMount(const std::string& mountpoint, const DetachOptions& options) {
   const int flags = (options.lazy ? MNT_DETACH : 0) | (options.nofollow ? UMOUNT_NOFOLLOW : 0);

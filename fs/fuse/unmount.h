@@ -35,6 +35,13 @@
 
 namespace mmfs::fs {
 
+// The mount table's type of an mmfs FUSE mount: "fuse." and the subtype the server sets. What
+// `mmfs umount` and the auto_unmount watcher require before they unmount anything.
+inline constexpr char kMmfsFuseType[] = "fuse.mmfs";
+
+// "a tmpfs", "an ext4": a mount table type for "X is a tmpfs mount, not an mmfs mount".
+std::string FsTypeWithArticle(const std::string& fs_type);
+
 struct DetachOptions {
   bool lazy = true;         // MNT_DETACH / -z: open files stay readable, the mount goes at once
   bool fuse_helper = true;  // fall back to fusermount3 on EPERM (FUSE mounts only)

@@ -1,8 +1,8 @@
-// The command line as a careless or hostile user meets it: `mmfs umount` takes away mmfs mounts
-// only and says why it will not, every mount is nosuid,nodev, bad option values are refused up
-// front naming the option, an unknown command is named as such, and a mount whose output is
-// captured returns at once. The real `mmfs` binary, as root (and as nobody where a second user
-// matters).
+// The command line as a careless or hostile user meets it: `mmfs umount` (and the auto_unmount
+// watcher run by hand) takes away mmfs mounts only and says why it will not, every mount is
+// nosuid,nodev, bad option values are refused up front naming the option, an unknown command is
+// named as such, and a mount whose output is captured returns at once. The real `mmfs` binary,
+// as root (and as nobody where a second user matters).
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -17,10 +17,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/mount_table.h"
 #include "fs/fuse/auto_unmount.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/integration/one_sample_fixture.h"
@@ -88,6 +90,17 @@ std::vector<std::pair<int, std::string>> OpenDescriptors(pid_t pid) {
   return out;
 }
 
+// `r` refused to unmount the tmpfs at `point` (with a file "keep" holding "x"), saying what it
+// is, and the tmpfs and its file are still there.
+void ExpectTmpfsRefusedAndKept(const CommandResult& r, const std::string& point) {
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(point + " is a tmpfs mount, not an mmfs mount; refusing to unmount it"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(IsMountPoint(point));
+  EXPECT_EQ(ReadFile(point + "/keep"), "x");
+}
+
 CommandResult AsNobody(std::vector<std::string> argv) {
   std::vector<std::string> full = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
   full.insert(full.end(), argv.begin(), argv.end());
@@ -125,13 +138,7 @@ TEST_F(CliSafetyTest, UmountRefusesWhatIsNotAnMmfsMountNamingIt) {
     std::vector<std::string> argv = {MmfsBinary(), "umount"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back(point);
-    auto r = RunCommand(argv);
-    EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_NE(r.output.find(point + " is a tmpfs mount, not an mmfs mount; refusing to unmount it"),
-              std::string::npos)
-        << r.output;
-    EXPECT_TRUE(IsMountPoint(point));
-    EXPECT_EQ(ReadFile(point + "/keep"), "x");
+    ExpectTmpfsRefusedAndKept(RunCommand(argv), point);
   }
   // A trailing slash and a detour through `..` name the same mount.
   auto r = RunCommand({MmfsBinary(), "umount", tmp_ / "src/../scratch/"});
@@ -336,6 +343,23 @@ TEST_F(CliSafetyTest, ACapturedMountReturnsAtOnceAndKeepsNoneOfTheCallersDescrip
     EXPECT_EQ(watchers, 1u);
   }
   Unmount();
+}
+
+// `mmfs __auto-unmount MNT ID`, run by hand as root with a pipe at its end, detached whatever
+// had that mount ID, a tmpfs included. It checks, as `mmfs umount` does, that it is an mmfs mount.
+TEST_F(CliSafetyTest, TheAutoUnmountWatcherRunByHandRefusesWhatIsNotAnMmfsMount) {
+  const std::string point = tmp_ / "scratch";
+  KernelMount tmpfs("none", point, "tmpfs", "size=1m");
+  ASSERT_TRUE(tmpfs.mounted()) << tmpfs.error();
+  WriteFile(point + "/keep", "x");
+  const std::optional<MountEntry> entry = FindMount(point);
+  ASSERT_TRUE(entry.has_value());
+  // Descriptor 3 is the pipe the watcher waits on; `:` ends it at once.
+  auto r = RunCommand({"/bin/sh", "-c", ": | exec \"$0\" " + std::string(fs::kAutoUnmountCommand) +
+                                            " \"$1\" \"$2\" 3<&0",
+                       MmfsBinary(), point, std::to_string(entry->mount_id)},
+                      20);
+  ExpectTmpfsRefusedAndKept(r, point);
 }
 
 // It said "A subcommand is required".
