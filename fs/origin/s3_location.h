@@ -29,8 +29,8 @@ bool IsHttpUrl(const std::string& url);
 std::string EncodeUrlPath(const std::string& path);
 
 // "s3://bucket/a/b/ds.mmfs" -> {"bucket", "a/b/ds.mmfs"}. InvalidArgument for another scheme, a
-// bucket name S3 would refuse (3 to 63 of a-z 0-9 . -, starting and ending with a letter or
-// digit), or an empty key.
+// user name or password before the bucket (never shown), a bucket name S3 would refuse (3 to 63
+// of a-z 0-9 . -, starting and ending with a letter or digit), or an empty key.
 Result<S3Location> ParseS3Url(const std::string& url);
 
 enum class S3Addressing { kAuto, kPathStyle, kVirtualHosted };

@@ -1,6 +1,7 @@
 #include "fs/origin/s3_origin.h"
 
 #include "fs/origin/curl_transport.h"
+#include "fs/origin/url.h"
 
 namespace mmfs::origin {
 
@@ -26,15 +27,14 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
 
 Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
                                                   const RemoteOptions& options) {
+  const std::string shown = RedactUrl(url);
   if (!IsHttpUrl(url) || url.find_first_of("?#") != std::string::npos) {
-    return Status::InvalidArgument(url + ": not an http:// or https:// URL of a dataset");
+    return Status::InvalidArgument(shown + ": not an http:// or https:// URL of a dataset");
   }
-  const size_t host = url.find("://") + 3;
-  const size_t at = url.find('@', host);
-  if (at != std::string::npos && at < url.find('/', host)) {
+  if (shown != url) {
     // It would be shown in stats, logs and error messages, and sent on every request.
-    return Status::InvalidArgument(url.substr(0, host) + "...: a user name or password in the "
-                                   "URL is refused (it would be shown in stats and logs)");
+    return Status::InvalidArgument(shown + ": a user name or password in the URL is refused (it "
+                                   "would be shown in stats and logs)");
   }
   CurlOptions curl;
   curl.ca_file = options.ca_file;

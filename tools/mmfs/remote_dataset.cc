@@ -22,6 +22,7 @@
 #include "fs/format/view_set.h"
 #include "fs/origin/aws_config.h"
 #include "fs/origin/s3_origin.h"
+#include "fs/origin/url.h"
 
 namespace mmfs::cli {
 namespace {
@@ -57,7 +58,8 @@ Result<std::unique_ptr<origin::HttpOrigin>> NewOrigin(const std::string& url,
     return origin::NewS3Origin(url, aws, options);
   }
   if (!flags.endpoint.empty()) {
-    return Status::InvalidArgument("--endpoint is for s3:// URLs; " + url + " names its server");
+    return Status::InvalidArgument("--endpoint is for s3:// URLs; " + origin::RedactUrl(url) +
+                                   " names its server");
   }
   return origin::NewHttpOrigin(url, options);
 }

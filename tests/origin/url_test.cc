@@ -1,0 +1,64 @@
+// URLs as messages show them (fs/origin/url.h), and the refusals of the origins' factories and S3
+// endpoints, which never show a credential.
+#include "fs/origin/url.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fs/origin/s3_location.h"
+#include "fs/origin/s3_origin.h"
+
+namespace mmfs::origin {
+namespace {
+
+// The message of a failed `result`, "" (and a test failure) if it did not fail.
+template <typename T>
+std::string Refusal(const Result<T>& result) {
+  EXPECT_FALSE(result.ok());
+  return result.ok() ? std::string() : result.status().message();
+}
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(UrlTest, RedactHidesTheUserAndPasswordOfAnyUrl) {
+  EXPECT_EQ(RedactUrl("http://alice:SECRET@h:80/ds"), "http://***@h:80/ds");
+  EXPECT_EQ(RedactUrl("https://alice%40corp:SECRET@h/ds"), "https://***@h/ds");
+  EXPECT_EQ(RedactUrl("http://:SECRET@h/ds?x#y"), "http://***@h/ds?x#y");
+  EXPECT_EQ(RedactUrl("http://alice@h/ds"), "http://***@h/ds");
+  EXPECT_EQ(RedactUrl("HTTP://a:SECRET@h"), "HTTP://***@h");
+  EXPECT_EQ(RedactUrl("s3://a:SECRET@bkt/ds"), "s3://***@bkt/ds");
+  EXPECT_EQ(RedactUrl("ftp://a:SECRET@h/"), "ftp://***@h/");
+  // '@' as the separator percent-encoded: still a credential before it.
+  EXPECT_EQ(RedactUrl("http://alice:SECRET%40h/ds"), "http://***%40h/ds");
+  // A scheme mmfs reads with its slashes missing: the mistake is named with the text.
+  EXPECT_EQ(RedactUrl("http:/alice:SECRET@h/ds"), "http:/***@h/ds");
+  EXPECT_EQ(RedactUrl("http:alice:SECRET@h"), "http:***@h");
+  // Nothing to hide: an '@' in the path, a query or a fragment; paths and other text.
+  for (const char* same : {"http://h/ds@v2", "http://h/ds?u=a@b", "http://h#a@b", "/data/a@b",
+                           "data:x@y", "plain", ""}) {
+    EXPECT_EQ(RedactUrl(same), same);
+  }
+}
+
+TEST(HttpOriginFactoryTest, RefusalsNeverShowACredential) {
+  for (const char* secret : {"http://a:SECRET@h/ds", "http://a%40b:SECRET@h/ds",
+                             "http://:SECRET@h/ds?x"}) {
+    const std::string why = Refusal(NewHttpOrigin(secret, {}));
+    EXPECT_FALSE(Has(why, "SECRET")) << why;
+    EXPECT_TRUE(Has(why, "***@")) << why;
+  }
+  const std::string s3 = Refusal(ParseS3Url("s3://alice:SECRET@bkt/ds"));
+  EXPECT_EQ(s3, "s3://***@bkt/ds: a user name or password in an s3:// URL is refused (credentials "
+                "come from the AWS settings)");
+  for (const char* endpoint : {"http://u:SECRET@h", "ftp://u:SECRET@h", "http://u:SECRET@h/?q"}) {
+    const std::string why = Refusal(S3BaseUrl({"bkt", "ds"}, endpoint, "r", S3Addressing::kAuto));
+    EXPECT_FALSE(Has(why, "SECRET")) << why;
+    EXPECT_TRUE(Has(why, "***@")) << why;
+  }
+}
+
+}  // namespace
+}  // namespace mmfs::origin
