@@ -33,11 +33,31 @@ std::string UrlScheme(std::string_view text) {
   return scheme;
 }
 
+Result<std::string> DatasetLocation(const std::string& where) {
+  const std::string scheme = UrlScheme(where);
+  if (scheme.empty()) return where;
+  const bool slashes = where.compare(scheme.size() + 1, 2, "//") == 0;
+  if (ReadByMmfs(scheme)) {
+    if (slashes) return scheme + where.substr(scheme.size());
+    return Status::InvalidArgument(
+        RedactUrl(where) + ": not a URL: '" + scheme + ":' needs '//' after it (" + scheme +
+        (scheme == "s3" ? "://BUCKET/PATH" : "://HOST/PATH") +
+        "); for a local folder of this name write ./" + where);
+  }
+  if (!slashes) return where;  // "name:thing" is a path; only "SCHEME://" is taken as a URL
+  std::string message = RedactUrl(where) + ": mmfs does not read " + scheme +
+                        ":// URLs (it reads http://, https:// and s3:// URLs, and local paths)";
+  if (scheme == "file" && where.compare(scheme.size() + 1, 3, "///") == 0) {
+    message += "; for a local dataset give its path: " + where.substr(scheme.size() + 3);
+  }
+  return Status::InvalidArgument(message);
+}
+
 std::string RedactUrl(std::string_view text) {
   const std::string scheme = UrlScheme(text);
   if (scheme.empty()) return std::string(text);
-  // "data:x@y" is not a URL; a scheme mmfs reads is one even with its slashes missing (a
-  // mistake, shown with the text).
+  // "data:x@y" is not a URL; a scheme mmfs reads is one even with its slashes missing, since
+  // that is a mistake DatasetLocation names, with the text.
   if (text.compare(scheme.size() + 1, 2, "//") != 0 && !ReadByMmfs(scheme)) {
     return std::string(text);
   }

@@ -2,7 +2,8 @@
 // 127.0.0.1: a dataset packed here and copied into the server's root is described and checked
 // over HTTP, its manifest and index copied into --cache-dir and reused while the remote
 // manifest is unchanged, and a damaged shard on the server is named by verify. And what the
-// command line refuses before it asks any server: credentials in a URL, never printed.
+// command line refuses before it asks any server: credentials in a URL (never printed), other
+// schemes.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -157,6 +158,37 @@ TEST_F(RemoteCliTest, ACredentialInAUrlIsNeverPrinted) {
       EXPECT_EQ(r.output.find("SECRET"), std::string::npos)
           << command << " " << given[0] << ": " << r.output;
       EXPECT_NE(r.output.find("***@"), std::string::npos) << r.output;
+      EXPECT_FALSE(testing::IsMountPoint(mnt.path()));
+    }
+  }
+}
+
+// ftp://, file://, an upper-case scheme and a missing slash were all taken as local paths ("No
+// such file or directory"). A scheme is case-insensitive (RFC 3986): HTTP:// reads the dataset;
+// the others are named, with what mmfs reads.
+TEST_F(RemoteCliTest, OtherSchemesAreNamedAndUpperCaseSchemesAreRead) {
+  const std::string upper = "HTTP" + url.substr(4);
+  auto info = Run({"info", upper, "--cache-dir", cache.path() + "/c"});
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("mmfs dataset"), std::string::npos) << info.output;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ftp://127.0.0.1/ds.mmfs", "mmfs does not read ftp:// URLs (it reads http://, https:// and "
+                                  "s3:// URLs, and local paths)"},
+      {"file://" + work.path() + "/ds.mmfs",
+       "mmfs does not read file:// URLs (it reads http://, https:// and s3:// URLs, and local "
+       "paths); for a local dataset give its path: " + work.path() + "/ds.mmfs"},
+      {"http:/127.0.0.1/ds.mmfs", "not a URL: 'http:' needs '//' after it (http://HOST/PATH)"},
+      {"S3:bkt/ds.mmfs", "not a URL: 's3:' needs '//' after it (s3://BUCKET/PATH)"},
+  };
+  testing::TempDir mnt;
+  for (const auto& [given, message] : cases) {
+    for (const char* command : {"info", "mount"}) {
+      std::vector<std::string> args = {command, given};
+      if (std::string(command) == "mount") args.push_back(mnt.path());
+      auto r = Run(args, 30);
+      EXPECT_NE(r.exit_code, 0) << r.output;
+      EXPECT_NE(r.output.find(given + ": " + message), std::string::npos) << r.output;
+      EXPECT_EQ(r.output.find("No such file or directory"), std::string::npos) << r.output;
       EXPECT_FALSE(testing::IsMountPoint(mnt.path()));
     }
   }

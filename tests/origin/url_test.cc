@@ -1,5 +1,5 @@
-// URLs as messages show them (fs/origin/url.h), and the refusals of the origins' factories and S3
-// endpoints, which never show a credential.
+// URLs as users type them and as messages show them (fs/origin/url.h), and the refusals of the
+// origins' factories and S3 endpoints, which never show a credential.
 #include "fs/origin/url.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +21,41 @@ std::string Refusal(const Result<T>& result) {
 
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+TEST(UrlTest, SchemeIsReadCaseInsensitivelyAndLowerCased) {
+  EXPECT_EQ(UrlScheme("HTTP://h/x"), "http");
+  EXPECT_EQ(UrlScheme("s3+x.y-z:rest"), "s3+x.y-z");
+  EXPECT_EQ(UrlScheme("/data/http://x"), "");
+  EXPECT_EQ(UrlScheme("3d:x"), "");
+  EXPECT_EQ(UrlScheme("noscheme"), "");
+  EXPECT_EQ(*DatasetLocation("HTTP://Host/DS.mmfs"), "http://Host/DS.mmfs");
+  EXPECT_EQ(*DatasetLocation("Https://h/ds"), "https://h/ds");
+  EXPECT_EQ(*DatasetLocation("S3://bkt/ds"), "s3://bkt/ds");
+  // Paths, a colon in a name included, are left as they are.
+  for (const char* path : {"/data/ds.mmfs", "rel/ds.mmfs", "data:v1/ds.mmfs", "./http:/h/ds",
+                           "/x/ftp://y"}) {
+    EXPECT_EQ(*DatasetLocation(path), path);
+  }
+}
+
+TEST(UrlTest, OtherSchemesAndMissingSlashesAreRefusedNamingThem) {
+  EXPECT_EQ(Refusal(DatasetLocation("ftp://h/ds")),
+            "ftp://h/ds: mmfs does not read ftp:// URLs (it reads http://, https:// and s3:// "
+            "URLs, and local paths)");
+  EXPECT_TRUE(Has(Refusal(DatasetLocation("FILE:///data/ds.mmfs")),
+                  "mmfs does not read file:// URLs (it reads http://, https:// and s3:// URLs, "
+                  "and local paths); for a local dataset give its path: /data/ds.mmfs"));
+  EXPECT_EQ(Refusal(DatasetLocation("http:/h/ds")),
+            "http:/h/ds: not a URL: 'http:' needs '//' after it (http://HOST/PATH); for a local "
+            "folder of this name write ./http:/h/ds");
+  EXPECT_TRUE(Has(Refusal(DatasetLocation("s3:bkt/ds")), "'s3:' needs '//' after it "
+                                                          "(s3://BUCKET/PATH)"));
+  EXPECT_TRUE(Has(Refusal(DatasetLocation("HTTPS:h/ds")), "'https:' needs '//'"));
+  // The refusal itself hides a password.
+  const std::string ftp = Refusal(DatasetLocation("ftp://u:SECRET@h/ds"));
+  EXPECT_FALSE(Has(ftp, "SECRET")) << ftp;
+  EXPECT_TRUE(Has(ftp, "ftp://***@h/ds")) << ftp;
 }
 
 TEST(UrlTest, RedactHidesTheUserAndPasswordOfAnyUrl) {

@@ -315,6 +315,13 @@ int RunMount(const MountArgs& in) {
   if (args.debug) args.foreground = true;
   DropInheritedDescriptors(!args.foreground);
   huge_heap = ReturnFromHugeHeapRestart();
+  // HTTP:// as http://; ftp:// or http:/host refused naming the scheme, not as a missing path.
+  auto location = origin::DatasetLocation(args.dataset);
+  if (!location.ok()) {
+    PrintError("cannot mount " + location.status().message());
+    return 1;
+  }
+  args.dataset = *location;
   // The daemon changes directory to /; keep the paths it needs absolute.
   const bool remote = IsRemoteDataset(args.dataset);
   if (!remote) args.dataset = AbsolutePath(args.dataset);

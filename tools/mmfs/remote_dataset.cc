@@ -144,8 +144,9 @@ std::string DefaultRemoteCacheDir() {
   return "/var/tmp/mmfs-" + std::to_string(::geteuid());
 }
 
-Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags& flags) {
+Result<OpenedDataset> OpenDatasetAt(const std::string& given, const RemoteFlags& flags) {
   OpenedDataset out;
+  MMFS_ASSIGN_OR_RETURN(const std::string where, origin::DatasetLocation(given));
   if (!IsRemoteDataset(where)) {
     MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(where));
     out.local_dir = local.dataset->dir();
