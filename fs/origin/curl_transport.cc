@@ -95,11 +95,14 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   std::string_view line(data, n);
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a 100 Continue): start afresh
     x->response->etag.clear();
+    x->response->content_encoding.clear();
     x->response->content_length.reset();
     x->response->object_size.reset();
     x->response->range.reset();
   } else if (HeaderIs(line, "etag")) {
     x->response->etag = std::string(HeaderValue(line, 4));
+  } else if (HeaderIs(line, "content-encoding")) {
+    x->response->content_encoding = std::string(HeaderValue(line, 16));
   } else if (HeaderIs(line, "content-length")) {
     x->response->content_length = ParseDecimal(HeaderValue(line, 14));
   } else if (HeaderIs(line, "content-range")) {
@@ -240,6 +243,8 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
     // An error answer: its status is what counts, whether or not its page was read whole.
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   } else if (x.too_long) {
+    // The status too: a 200 (the whole object) and a 206 that runs on are told apart by it.
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
     response.failure = TransportFailure::kPermanent;
     response.body_cut = true;
     response.error =

@@ -28,13 +28,17 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
 Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
                                                   const RemoteOptions& options) {
   const std::string shown = RedactUrl(url);
-  if (!IsHttpUrl(url) || url.find_first_of("?#") != std::string::npos) {
+  if (!IsHttpUrl(url)) {
     return Status::InvalidArgument(shown + ": not an http:// or https:// URL of a dataset");
   }
   if (shown != url) {
     // It would be shown in stats, logs and error messages, and sent on every request.
     return Status::InvalidArgument(shown + ": a user name or password in the URL is refused (it "
                                    "would be shown in stats and logs)");
+  }
+  if (url.find_first_of("?#") != std::string::npos) {
+    return Status::InvalidArgument(url + ": a query or fragment ('?', '#') is not part of a "
+                                   "dataset's URL (http(s)://HOST/PATH)");
   }
   CurlOptions curl;
   curl.ca_file = options.ca_file;

@@ -78,20 +78,44 @@ TEST(UrlTest, RedactHidesTheUserAndPasswordOfAnyUrl) {
   }
 }
 
-TEST(HttpOriginFactoryTest, RefusalsNeverShowACredential) {
-  for (const char* secret : {"http://a:SECRET@h/ds", "http://a%40b:SECRET@h/ds",
-                             "http://:SECRET@h/ds?x"}) {
-    const std::string why = Refusal(NewHttpOrigin(secret, {}));
+// An endpoint with a query was refused as "not an http:// or https:// URL", as was another
+// scheme: each cause is named now, and a path is taken (before the bucket).
+TEST(S3EndpointTest, EachRefusalNamesItsCause) {
+  const S3Location l{"bkt", "ds"};
+  const auto base = [&](const std::string& endpoint) {
+    return S3BaseUrl(l, endpoint, "r", S3Addressing::kAuto);
+  };
+  EXPECT_EQ(*base("http://h:9000/prefix/"), "http://h:9000/prefix/bkt/ds");
+  EXPECT_EQ(*base("HTTP://h:9000"), "http://h:9000/bkt/ds");
+  EXPECT_TRUE(Has(Refusal(base("garbage")), "endpoint garbage: not a URL (an endpoint is "
+                                            "http://HOST[:PORT][/PATH] or https://...)"));
+  EXPECT_TRUE(Has(Refusal(base("ftp://h")), "endpoint ftp://h: mmfs speaks http:// and https:// "
+                                            "only, not ftp://"));
+  EXPECT_TRUE(Has(Refusal(base("http://h/p?x=1")), "endpoint http://h/p?x=1: a query or fragment "
+                                                   "('?', '#') is not part of an endpoint"));
+  EXPECT_TRUE(Has(Refusal(base("http://h#f")), "a query or fragment"));
+  EXPECT_TRUE(Has(Refusal(base("http://")), "no host in the endpoint"));
+  EXPECT_TRUE(Has(Refusal(base("http:///p")), "no host in the endpoint"));
+  EXPECT_TRUE(Has(Refusal(base("http:h")), "not a URL"));
+  for (const char* secret : {"http://u:SECRET@h", "http://u:SECRET@h/?q", "ftp://u:SECRET@h",
+                             "http://u%40x:SECRET@h"}) {
+    const std::string why = Refusal(base(secret));
     EXPECT_FALSE(Has(why, "SECRET")) << why;
     EXPECT_TRUE(Has(why, "***@")) << why;
   }
   const std::string s3 = Refusal(ParseS3Url("s3://alice:SECRET@bkt/ds"));
   EXPECT_EQ(s3, "s3://***@bkt/ds: a user name or password in an s3:// URL is refused (credentials "
                 "come from the AWS settings)");
-  for (const char* endpoint : {"http://u:SECRET@h", "ftp://u:SECRET@h", "http://u:SECRET@h/?q"}) {
-    const std::string why = Refusal(S3BaseUrl({"bkt", "ds"}, endpoint, "r", S3Addressing::kAuto));
+}
+
+TEST(HttpOriginFactoryTest, RefusalsNameTheirCauseAndNoCredential) {
+  EXPECT_TRUE(Has(Refusal(NewHttpOrigin("https://h/ds?x", {})),
+                  "https://h/ds?x: a query or fragment ('?', '#') is not part of a dataset's URL"));
+  for (const char* secret : {"http://a:SECRET@h/ds", "http://a%40b:SECRET@h/ds",
+                             "http://:SECRET@h/ds?x"}) {
+    const std::string why = Refusal(NewHttpOrigin(secret, {}));
     EXPECT_FALSE(Has(why, "SECRET")) << why;
-    EXPECT_TRUE(Has(why, "***@")) << why;
+    EXPECT_TRUE(Has(why, "a user name or password in the URL is refused")) << why;
   }
 }
 
