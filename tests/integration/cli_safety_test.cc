@@ -1,8 +1,8 @@
 // The command line as a careless or hostile user meets it: `mmfs umount` (and the auto_unmount
 // watcher run by hand) takes away mmfs mounts only and says why it will not, every mount is
-// nosuid,nodev, bad option values are refused up front naming the option, an unknown command is
-// named as such, and a mount whose output is captured returns at once. The real `mmfs` binary,
-// as root (and as nobody where a second user matters).
+// nosuid,nodev, bad or empty option values are refused up front naming the option, an unknown
+// command is named as such, and a mount whose output is captured returns at once. The real
+// `mmfs` binary, as root (and as nobody where a second user matters).
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -360,6 +360,24 @@ TEST_F(CliSafetyTest, TheAutoUnmountWatcherRunByHandRefusesWhatIsNotAnMmfsMount)
                        MmfsBinary(), point, std::to_string(entry->mount_id)},
                       20);
   ExpectTmpfsRefusedAndKept(r, point);
+}
+
+// `--log-file "$LOG"` with LOG unset logged to syslog, `--endpoint ""` sent signed requests to
+// AWS, `--ca-file ""` trusted every system CA: a value given empty is refused, naming the option,
+// and nothing is mounted.
+TEST_F(CliSafetyTest, EmptyValuesAreRefusedNotTakenAsTheDefault) {
+  for (const char* option : {"--log-file", "--endpoint", "--ca-file", "--cache-dir"}) {
+    auto r = Mount({option, ""});
+    EXPECT_NE(r.exit_code, 0) << option << ": " << r.output;
+    EXPECT_NE(r.output.find(option), std::string::npos) << r.output;
+    EXPECT_TRUE(r.output.find("given empty") != std::string::npos ||
+                r.output.find("needs a value") != std::string::npos)
+        << r.output;
+    if (IsMountPoint(mnt())) {
+      ADD_FAILURE() << option << " '' was mounted";
+      Unmount();
+    }
+  }
 }
 
 // It said "A subcommand is required".

@@ -3,10 +3,11 @@
 // over HTTP, its manifest and index copied into --cache-dir and reused while the remote
 // manifest is unchanged, and a damaged shard on the server is named by verify. And what the
 // command line refuses before it asks any server: credentials in a URL (never printed), other
-// schemes.
+// schemes, empty values.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -192,6 +193,23 @@ TEST_F(RemoteCliTest, OtherSchemesAreNamedAndUpperCaseSchemesAreRead) {
       EXPECT_FALSE(testing::IsMountPoint(mnt.path()));
     }
   }
+}
+
+// `--endpoint "$EP"` with EP unset sent requests signed with the user's keys to AWS's endpoint.
+// A value given empty is refused before anything is asked of any server. (AWS_ENDPOINT_URL
+// points at a closed local port, so that even a build that took "" for "not given" asks nothing
+// outside this machine.)
+TEST_F(RemoteCliTest, AnEmptyEndpointCaFileOrCacheDirIsAnErrorNotTheDefault) {
+  ::setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1", 1);
+  ::setenv("MMFS_TEST_REMOTE_RETRY_MS", "100", 1);
+  for (const char* option : {"--endpoint", "--ca-file", "--cache-dir"}) {
+    auto r = Run({"info", "s3://bkt/ds.mmfs", option, ""}, 30);
+    EXPECT_NE(r.exit_code, 0) << option << ": " << r.output;
+    EXPECT_NE(r.output.find(std::string(option) + ": given empty"), std::string::npos)
+        << r.output;
+  }
+  ::unsetenv("AWS_ENDPOINT_URL");
+  ::unsetenv("MMFS_TEST_REMOTE_RETRY_MS");
 }
 
 }  // namespace
