@@ -4,6 +4,21 @@
 #include "fs/origin/url.h"
 
 namespace mmfs::origin {
+namespace {
+
+// The CAs of `ca_file` for requests to `base` (none when no file is given). A plain http://
+// server is not checked at all: a CA file given for one would be silently ignored, so it is
+// refused, as the user may believe the server checked.
+Result<std::string> CaFor(const std::string& base, const std::string& ca_file) {
+  if (ca_file.empty()) return std::string();
+  if (UrlScheme(base) != "https") {
+    return Status::InvalidArgument("--ca-file " + ca_file + " does not apply: " + base +
+                                   " is plain http://, which has no certificate to check");
+  }
+  return ReadCaFile(ca_file);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const AwsSettings& aws,
                                                 const RemoteOptions& options) {
@@ -12,7 +27,7 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
   MMFS_ASSIGN_OR_RETURN(std::string base,
                         S3BaseUrl(where, endpoint, aws.region, options.addressing));
   CurlOptions curl;
-  curl.ca_file = options.ca_file;
+  MMFS_ASSIGN_OR_RETURN(curl.ca_pem, CaFor(base, options.ca_file));
   if (aws.has_credentials()) {
     curl.aws_sigv4 = "aws:amz:" + aws.region + ":s3";
     curl.access_key = aws.access_key;
@@ -41,7 +56,7 @@ Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
                                    "dataset's URL (http(s)://HOST/PATH)");
   }
   CurlOptions curl;
-  curl.ca_file = options.ca_file;
+  MMFS_ASSIGN_OR_RETURN(curl.ca_pem, CaFor(url, options.ca_file));
   return std::make_unique<HttpOrigin>(url, std::make_unique<CurlTransport>(curl), options.retry);
 }
 

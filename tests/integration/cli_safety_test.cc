@@ -380,6 +380,23 @@ TEST_F(CliSafetyTest, EmptyValuesAreRefusedNotTakenAsTheDefault) {
   }
 }
 
+// --endpoint and --ca-file were ignored without a word for a local dataset.
+TEST_F(CliSafetyTest, RemoteOptionsForALocalDatasetAreRefused) {
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--endpoint", "http://127.0.0.1:1"},
+        std::vector<std::string>{"--ca-file", "/etc/ssl/certs/ca-certificates.crt"}}) {
+    auto r = Mount(extra);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(extra[0] + " does not apply: " + dst() + " is a local dataset"),
+              std::string::npos)
+        << r.output;
+    if (IsMountPoint(mnt())) {
+      ADD_FAILURE() << extra[0] << " was mounted";
+      Unmount();
+    }
+  }
+}
+
 // It said "A subcommand is required".
 TEST_F(CliSafetyTest, AnUnknownCommandIsNamedAndTheCommandsListed) {
   auto r = RunCommand({MmfsBinary(), "bogus"});

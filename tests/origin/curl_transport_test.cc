@@ -1,12 +1,14 @@
 // The remote origin over libcurl (fs/origin/curl_transport.h) against answers no well-behaved
 // server sends, from a server in a thread of the test on 127.0.0.1: a compressed range, a
 // broken chunked body, a body without end, the whole object. Each refusal at the mount's check
-// of a shard names its own cause.
+// of a shard names its own cause. And the CA file the transport takes: only a regular file,
+// looked at before it is opened, so a FIFO cannot hang a mount.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +21,7 @@
 #include "fs/origin/curl_transport.h"
 #include "fs/origin/http_origin.h"
 #include "fs/origin/retry_policy.h"
+#include "tests/test_util.h"
 
 namespace mmfs::origin {
 namespace {
@@ -184,6 +187,48 @@ TEST(CurlTransportAnswerTest, TheWholeObjectIsNamedAsTheWholeObject) {
                      "ignores Range)"),
             std::string::npos)
       << why;
+}
+
+// `--ca-file <(cat ca.pem)` or a FIFO hung the mount in libcurl's open; a CA file is read once,
+// and only if it is a regular file of a CA file's size with a certificate in it.
+TEST(CaFileTest, OnlyARegularFileWithACertificateIsRead) {
+  testing::TempDir dir;
+  const std::string pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  testing::WriteFile(dir / "ca.pem", pem);
+  auto read = ReadCaFile(dir / "ca.pem");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, pem);
+
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto fifo = ReadCaFile(dir / "fifo");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.status().message(),
+            "--ca-file " + (dir / "fifo") + ": a FIFO or pipe (as <(...) gives), not a regular "
+            "file");
+
+  auto directory = ReadCaFile(dir.path());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.status().message().find("a directory, not a regular file"),
+            std::string::npos);
+
+  testing::WriteFile(dir / "empty.pem", "not a certificate\n");
+  auto empty = ReadCaFile(dir / "empty.pem");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("no PEM certificate in it"), std::string::npos);
+
+  // Larger than any CA file (sparse: nothing is written).
+  const std::string big = dir / "big.pem";
+  testing::WriteFile(big, "");
+  ASSERT_EQ(::truncate(big.c_str(), static_cast<off_t>(kMaxCaFileBytes + 1)), 0);
+  auto large = ReadCaFile(big);
+  ASSERT_FALSE(large.ok());
+  EXPECT_NE(large.status().message().find("more than a CA file holds"), std::string::npos);
+
+  auto missing = ReadCaFile(dir / "none.pem");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(dir / "none.pem"), std::string::npos);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // over HTTP, its manifest and index copied into --cache-dir and reused while the remote
 // manifest is unchanged, and a damaged shard on the server is named by verify. And what the
 // command line refuses before it asks any server: credentials in a URL (never printed), other
-// schemes, empty values.
+// schemes, empty values, options that do not apply, a CA file that is not a regular file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -210,6 +211,56 @@ TEST_F(RemoteCliTest, AnEmptyEndpointCaFileOrCacheDirIsAnErrorNotTheDefault) {
   }
   ::unsetenv("AWS_ENDPOINT_URL");
   ::unsetenv("MMFS_TEST_REMOTE_RETRY_MS");
+}
+
+// --endpoint, --ca-file and --cache-dir were ignored without a word for a local dataset; a CA
+// file for a plain http:// server was ignored too.
+TEST_F(RemoteCliTest, OptionsThatDoNotApplyAreRefused) {
+  const std::string local = work.path() + "/ds.mmfs";
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--endpoint", "http://127.0.0.1:1"},
+        std::vector<std::string>{"--ca-file", "/etc/ssl/certs/ca-certificates.crt"},
+        std::vector<std::string>{"--cache-dir", cache.path() + "/c"}}) {
+    std::vector<std::string> args = {"info", local};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = Run(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(extra[0] + " does not apply: " + local + " is a local dataset"),
+              std::string::npos)
+        << r.output;
+  }
+  const std::string ca = work.path() + "/ca.pem";
+  testing::WriteFile(ca, "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
+  auto plain = Run({"info", url, "--ca-file", ca, "--cache-dir", cache.path() + "/c"});
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_NE(plain.output.find("--ca-file " + ca + " does not apply: " + url +
+                              " is plain http://, which has no certificate to check"),
+            std::string::npos)
+      << plain.output;
+}
+
+// `--ca-file` naming a FIFO (or `<(cat ca.pem)`, a pipe) hung the mount: libcurl opened it and
+// waited for a writer. Only a regular file is read, and it is looked at first; the command
+// returns at once, naming what the path is.
+TEST_F(RemoteCliTest, ACaFileThatIsAFifoIsRefusedAtOnce) {
+  const std::string fifo = work.path() + "/ca.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // https:// to the plain server: the connection is made (a build that opened the file only for
+  // the handshake would block there), and nothing is served.
+  const std::string https = "https" + url.substr(4);
+  testing::TempDir mnt;
+  for (const char* command : {"info", "mount"}) {
+    std::vector<std::string> args = {command, https};
+    if (std::string(command) == "mount") args.push_back(mnt.path());
+    args.insert(args.end(), {"--ca-file", fifo, "--cache-dir", cache.path() + "/c"});
+    const auto start = std::chrono::steady_clock::now();
+    auto r = Run(args, 20);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << r.output;
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("--ca-file " + fifo + ": a FIFO or pipe"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(testing::IsMountPoint(mnt.path()));
+  }
 }
 
 }  // namespace

@@ -117,6 +117,12 @@ TEST(HttpOriginFactoryTest, RefusalsNameTheirCauseAndNoCredential) {
     EXPECT_FALSE(Has(why, "SECRET")) << why;
     EXPECT_TRUE(Has(why, "a user name or password in the URL is refused")) << why;
   }
+  // A CA file for a server that checks no certificate: said, not ignored.
+  RemoteOptions with_ca;
+  with_ca.ca_file = "/etc/ssl/certs/ca-certificates.crt";
+  EXPECT_TRUE(Has(Refusal(NewHttpOrigin("http://h/ds", with_ca)),
+                  "--ca-file /etc/ssl/certs/ca-certificates.crt does not apply: http://h/ds is "
+                  "plain http://"));
 }
 
 }  // namespace

@@ -104,10 +104,22 @@ std::string SpecialBitsText(uint32_t mode) {
   return bits + (bits.find(',') == std::string::npos ? " bit" : " bits");
 }
 
+// The dataset `args` name, or an error printed. --cache-dir here is only where a URL's manifest
+// and index are copied: given for a local dataset, it is said not to apply rather than ignored.
+Result<OpenedDataset> Open(const InspectArgs& args) {
+  auto ds = OpenDatasetAt(args.dataset, args.remote);
+  if (ds.ok() && !ds->remote && !args.remote.cache_dir.empty()) {
+    return Status::InvalidArgument("--cache-dir does not apply: " + args.dataset +
+                                   " is a local dataset (--cache-dir is where the manifest and "
+                                   "index of a URL are copied)");
+  }
+  return ds;
+}
+
 }  // namespace
 
 int RunVerify(const InspectArgs& args) {
-  auto ds = OpenDatasetAt(args.dataset, args.remote);
+  auto ds = Open(args);
   if (!ds.ok()) {
     PrintError(ds.status().message());
     return 1;
@@ -235,7 +247,7 @@ int RunVerify(const InspectArgs& args) {
 int RunInfo(const InspectArgs& args) {
   // The shards are opened (and checked) too: a dataset whose shard is missing or replaced is
   // not described as if it were whole.
-  auto local = OpenDatasetAt(args.dataset, args.remote);
+  auto local = Open(args);
   if (!local.ok()) {
     PrintError(local.status().message());
     return 1;

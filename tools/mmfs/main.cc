@@ -31,7 +31,8 @@ void AddRemoteFlags(CLI::App* cmd, mmfs::cli::RemoteFlags* flags) {
                   "else AWS's endpoint for the bucket)")
       ->check(kNotEmpty);
   cmd->add_option("--ca-file", flags->ca_file,
-                  "For https: trust the CAs in this PEM file instead of the system's")
+                  "For https:// and s3:// over https: trust only the CAs in this PEM file, not "
+                  "the system's")
       ->check(kNotEmpty);
 }
 
@@ -179,7 +180,8 @@ int main(int argc, char** argv) {
                         "AWS_ENDPOINT_URL, else AWS's endpoint for the bucket)")
       ->check(kNotEmpty);
   mount_cmd->add_option("--ca-file", mount.remote.ca_file,
-                        "For https: trust the CAs in this PEM file instead of the system's")
+                        "For https:// and s3:// over https: trust only the CAs in this PEM "
+                        "file, not the system's")
       ->check(kNotEmpty);
   mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
                         "SSD cache budget (default half of the free space there plus what the tier "

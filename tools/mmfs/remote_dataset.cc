@@ -148,6 +148,12 @@ Result<OpenedDataset> OpenDatasetAt(const std::string& given, const RemoteFlags&
   OpenedDataset out;
   MMFS_ASSIGN_OR_RETURN(const std::string where, origin::DatasetLocation(given));
   if (!IsRemoteDataset(where)) {
+    // Said, not ignored: the user believes the dataset is read from a store, or checked.
+    if (!flags.endpoint.empty() || !flags.ca_file.empty()) {
+      return Status::InvalidArgument(
+          std::string(flags.endpoint.empty() ? "--ca-file" : "--endpoint") +
+          " does not apply: " + where + " is a local dataset, not an s3:// or https:// URL");
+    }
     MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(where));
     out.local_dir = local.dataset->dir();
     out.dataset = std::move(local.dataset);

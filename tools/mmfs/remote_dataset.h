@@ -53,7 +53,8 @@ bool IsRemoteDataset(const std::string& where);
 std::string DefaultRemoteCacheDir();
 
 // The dataset at `where`, a path or a URL (origin::DatasetLocation: the scheme in any case;
-// another scheme is refused, naming it).
+// another scheme is refused, naming it). `flags.endpoint` or `flags.ca_file` given for a local
+// dataset is an error: they do not apply, and would otherwise be silently ignored.
 Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags& flags);
 
 }  // namespace mmfs::cli
