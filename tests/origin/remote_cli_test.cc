@@ -3,7 +3,8 @@
 // over HTTP, its manifest and index copied into --cache-dir and reused while the remote
 // manifest is unchanged, and a damaged shard on the server is named by verify. And what the
 // command line refuses before it asks any server: credentials in a URL (never printed), other
-// schemes, empty values, options that do not apply, a CA file that is not a regular file.
+// schemes, empty values, options that do not apply, a CA file that is not a regular file; and
+// names from the server's manifest, which reach the terminal escaped.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,13 @@ class RemoteCliTest : public ::testing::Test {
   testing::CommandResult Run(std::vector<std::string> args, double seconds = 60) {
     args.insert(args.begin(), testing::MmfsBinary());
     return testing::RunCommand(args, seconds);
+  }
+  // The server's manifest, to edit.
+  nlohmann::json Manifest() const {
+    return nlohmann::json::parse(testing::ReadFile(server.www() + "/ds.mmfs/manifest.json"));
+  }
+  void SetManifest(const nlohmann::json& m) {
+    testing::WriteFile(server.www() + "/ds.mmfs/manifest.json", m.dump(2));
   }
   testing::TempDir src, work, cache;
   testing::NginxServer server;
@@ -132,6 +141,16 @@ TEST_F(RemoteCliTest, AShardReplacedUnderTheMountIsEioWhileOthersServe) {
   EXPECT_NE(read.output.find("EIO"), std::string::npos) << read.output;
   EXPECT_NE(read.output.find("OK"), std::string::npos) << read.output;
   EXPECT_EQ(mount.StopWith(SIGTERM), 0);
+}
+
+// Whether `text` holds a byte a terminal acts on: ESC, BEL, CR, or any other control character
+// but the newlines that end lines.
+bool HasRawControl(const std::string& text) {
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n') || u == 0x7f) return true;
+  }
+  return false;
 }
 
 // A password in a URL was printed by the refusal meant to protect it (`mmfs mount` put the URL
@@ -261,6 +280,41 @@ TEST_F(RemoteCliTest, ACaFileThatIsAFifoIsRefusedAtOnce) {
         << r.output;
     EXPECT_FALSE(testing::IsMountPoint(mnt.path()));
   }
+}
+
+// Names in a server's manifest (here a shard's file name with ESC, BEL and CR in it, which the
+// server serves) reached the terminal raw: `mmfs info` printed them, and errors naming them
+// printed them too. Every message and line shows them escaped, as `mmfs verify` always did.
+TEST_F(RemoteCliTest, ControlCharactersInNamesFromTheServerAreEscaped) {
+  const std::string hostile = "\x1b[31mshard\x07\r-00000.mdb";
+  const std::string escaped = "\\x1b[31mshard\\x07\\r-00000.mdb";
+  nlohmann::json m = Manifest();
+  ASSERT_EQ(m["shards"][0]["file"], "shard-00000.mdb");
+  m["shards"][0]["file"] = hostile;
+  m["tool"] = "mmfs \x1b]0;title\x07";
+  SetManifest(m);
+  fsys::rename(server.www() + "/ds.mmfs/shard-00000.mdb", server.www() + "/ds.mmfs/" + hostile);
+  auto info = Mmfs("info");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find(escaped), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("mmfs \\x1b]0;title\\x07"), std::string::npos) << info.output;
+  EXPECT_FALSE(HasRawControl(info.output)) << info.output;
+
+  // A missing shard of that name: the refusal names it, escaped.
+  fsys::remove(server.www() + "/ds.mmfs/" + hostile);
+  m["shards"][0]["file"] = hostile;
+  m["shards"][1]["file"] = "a/\x1b[2J\n" + m["shards"][1]["file"].get<std::string>();
+  SetManifest(m);
+  testing::TempDir mnt;
+  auto refused = Mmfs("info");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("a/\\x1b[2J\\n"), std::string::npos) << refused.output;
+  EXPECT_FALSE(HasRawControl(refused.output)) << refused.output;
+  auto mount = Run({"mount", url, mnt.path(), "--cache-dir", cache.path() + "/c"});
+  EXPECT_NE(mount.exit_code, 0);
+  EXPECT_NE(mount.output.find("a/\\x1b[2J\\n"), std::string::npos) << mount.output;
+  EXPECT_FALSE(HasRawControl(mount.output)) << mount.output;
+  EXPECT_FALSE(testing::IsMountPoint(mnt.path()));
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
-// URLs as users type them and as messages show them (fs/origin/url.h), and the refusals of the
-// origins' factories and S3 endpoints, which never show a credential.
+// URLs as users type them and as messages show them (fs/origin/url.h), names from a dataset as
+// messages show them (fs/origin/printable.h), and the refusals of the origins' factories and S3
+// endpoints, each naming its own cause and never a credential.
 #include "fs/origin/url.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "fs/origin/printable.h"
 #include "fs/origin/s3_location.h"
 #include "fs/origin/s3_origin.h"
 
@@ -76,6 +78,11 @@ TEST(UrlTest, RedactHidesTheUserAndPasswordOfAnyUrl) {
                            "data:x@y", "plain", ""}) {
     EXPECT_EQ(RedactUrl(same), same);
   }
+}
+
+TEST(PrintableTest, EscapesWhatATerminalWouldActOn) {
+  EXPECT_EQ(Printable("a\x1b[31mb\x07\r\n\t\\c\x7f"), "a\\x1b[31mb\\x07\\r\\n\\t\\\\c\\x7f");
+  EXPECT_EQ(Printable("caf\xc3\xa9 ok"), "caf\xc3\xa9 ok");  // UTF-8 kept
 }
 
 // An endpoint with a query was refused as "not an http:// or https:// URL", as was another
