@@ -81,7 +81,7 @@ tools/mmfs/remote_dataset.cc|open|1|a URL's local copy: a stale view's folder, t
 tools/mmfs/cmd_warmup.cc|OpenFile|1|the mount's control FIFO
 tools/mmfs/cmd_warmup.cc|open|1|files on the mount, to drop their page cache (mmfs warmup evict)
 tools/mmfs/cmd_warmup.cc|fadvise|1|files on the mount, to drop their page cache (mmfs warmup evict)
-tools/mmfs/daemonize.cc|open|1|/dev/null
+tools/mmfs/daemonize.cc|open|2|/dev/null (stdin at the fork, stdout and stderr once serving)
 tools/mmfs/daemonize.cc|read|1|the readiness pipe
 tools/mmfs/stats_client.cc|ReadWholeFile|1|the mount's .mmfs/stats
 tools/mmfs/what_if_view.cc|ReadWholeFile|1|gnuplot's error output

@@ -5,13 +5,16 @@
 #include <fuse_lowlevel.h>
 #include <signal.h>
 #include <spawn.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/mount_table.h"
 #include "fs/fuse/unmount.h"
 
 extern char** environ;
@@ -35,11 +38,17 @@ Status StartAutoUnmountWatcher(const std::string& mountpoint, int64_t mount_id) 
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The watcher outlives the command that mounted: a descriptor of the caller's it kept (the
+  // stderr of `out=$(mmfs mount ...)`, a pipe of ssh or of a subprocess) would keep the caller
+  // waiting for its end until the mount goes. It gets /dev/null for all three and the pipe;
+  // what it has to say goes to syslog too (RunAutoUnmountWatcher).
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, read_end.get(), kPipeFd);  // dup2 clears CLOEXEC
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kPipeFd + 1);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -51,6 +60,19 @@ Status StartAutoUnmountWatcher(const std::string& mountpoint, int64_t mount_id) 
   // open on purpose (close-on-exec, so no other child holds it): the process's end closes it.
   return Status::Ok();
 }
+
+namespace {
+
+// To stderr (a terminal when run by hand; /dev/null when the daemon started it) and to syslog,
+// where a daemonized mount's own log goes by default.
+void Complain(const std::string& message) {
+  std::fprintf(stderr, "mmfs %s: %s\n", kAutoUnmountCommand, message.c_str());
+  ::openlog("mmfs", LOG_PID, LOG_DAEMON);
+  ::syslog(LOG_ERR, "%s: %s", kAutoUnmountCommand, message.c_str());
+  ::closelog();
+}
+
+}  // namespace
 
 int RunAutoUnmountWatcher(const std::string& mountpoint, const std::string& mount_id) {
   // Nothing of the daemon's but the pipe: a descriptor it leaked (the FUSE device) would keep
@@ -70,18 +92,29 @@ int RunAutoUnmountWatcher(const std::string& mountpoint, const std::string& moun
   try {
     expected = std::stoll(mount_id);
   } catch (...) {
-    std::fprintf(stderr, "mmfs %s: not a mount ID: %s\n", kAutoUnmountCommand, mount_id.c_str());
+    Complain("not a mount ID: " + mount_id);
     return 2;
   }
   auto held = HoldMountPoint(mountpoint);
   if (!held.ok()) return 0;  // the directory is gone: so is the mount
   auto id = HeldMountId(*held);
   if (!id.ok() || *id != expected) return 0;  // the daemon unmounted on its way out
+  // Only an mmfs mount, as `mmfs umount` checks: this command can be run by hand, by root, with
+  // any mount ID, and must not take a tmpfs or a disk away.
+  std::optional<MountEntry> entry;
+  for (MountEntry& e : ReadMountTable()) {
+    if (e.mount_id == expected) entry = std::move(e);
+  }
+  if (!entry) return 0;  // gone meanwhile
+  if (entry->fs_type != kMmfsFuseType) {
+    Complain(held->table_path + " is " + FsTypeWithArticle(entry->fs_type) +
+             " mount, not an mmfs mount; refusing to unmount it");
+    return 1;
+  }
   Status s = DetachHeldMount(*held, expected,
                              DetachOptions{.lazy = true, .fuse_helper = false, .quiet = true});
   if (!s.ok()) {
-    std::fprintf(stderr, "mmfs: auto_unmount of %s after the daemon ended: %s\n",
-                 mountpoint.c_str(), s.message().c_str());
+    Complain("auto_unmount of " + mountpoint + " after the daemon ended: " + s.message());
     return 1;
   }
   return 0;

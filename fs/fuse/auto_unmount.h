@@ -10,8 +10,12 @@
 // The watcher is this binary started again (`mmfs __auto-unmount MNT MOUNT_ID`, in a session of
 // its own) holding the read end of a pipe whose write end only the daemon holds: the read ends
 // when the daemon has exited, however. Then, as `mmfs umount` does, it holds MNT's parent,
-// checks that the mount there is still the one the daemon made (its mount ID) and detaches it
-// lazily; a daemon that unmounted on its way out left another mount ID, and nothing is done.
+// checks that the mount there is still the one the daemon made (its mount ID) and an mmfs mount
+// (the table's type fuse.mmfs: run by hand, the command must not detach a tmpfs), and detaches
+// it lazily; a daemon that unmounted on its way out left another mount ID, and nothing is done.
+// It holds none of the daemon's or the caller's descriptors but the pipe: its stdin, stdout and
+// stderr are /dev/null (it outlives `mmfs mount`, whose caller may wait for the end of its
+// output), and what goes wrong is also sent to syslog.
 //
 // Thread-safety: StartAutoUnmountWatcher may run while other threads do (posix_spawn; every
 // descriptor it makes is close-on-exec). RunAutoUnmountWatcher is a process's main function.

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -39,6 +40,9 @@ Status RunFusermount(const std::string& mountpoint, const DetachOptions& options
   if (pid < 0) return Status::FromErrno(errno, "fork");
   if (pid == 0) {
     if (devnull.valid()) ::dup2(devnull.get(), STDERR_FILENO);
+    // Nothing else of the caller's (the daemon's /dev/fuse, a shard): close-on-exec, so that the
+    // pipe still reports a failed exec.
+    ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
     ::execvp(argv[0], argv.data());
     int err = errno;
     (void)!::write(exec_write.get(), &err, sizeof err);
@@ -69,6 +73,11 @@ Status RunFusermount(const std::string& mountpoint, const DetachOptions& options
 }
 
 }  // namespace
+
+std::string FsTypeWithArticle(const std::string& fs_type) {
+  const bool vowel = !fs_type.empty() && std::strchr("aeiouAEIOU", fs_type[0]) != nullptr;
+  return (vowel ? "an " : "a ") + fs_type;
+}
 
 Status DetachMount(const std::string& mountpoint, const DetachOptions& options) {
   const int flags = (options.lazy ? MNT_DETACH : 0) | (options.nofollow ? UMOUNT_NOFOLLOW : 0);

@@ -12,7 +12,9 @@
 // A mount that is not FUSE (the overlay front, which is root's) is never handed to the helper:
 // fusermount3 refuses it, so `fuse_helper = false` stops after step 1.
 //
-// Ownership: nothing is kept; the call forks and reaps the helper itself.
+// Ownership: nothing is kept; the call forks and reaps the helper itself. The helper gets the
+// caller's stdin, stdout and stderr (its complaints are the caller's to see) and no other
+// descriptor.
 // Thread-safety: safe from any thread; everything the helper's child needs (argv, the pipe) is
 // prepared before fork, so the child only calls async-signal-safe functions.
 //
@@ -32,6 +34,13 @@
 #include "base/status.h"
 
 namespace mmfs::fs {
+
+// The mount table's type of an mmfs FUSE mount: "fuse." and the subtype the server sets. What
+// `mmfs umount` and the auto_unmount watcher require before they unmount anything.
+inline constexpr char kMmfsFuseType[] = "fuse.mmfs";
+
+// "a tmpfs", "an ext4": a mount table type for "X is a tmpfs mount, not an mmfs mount".
+std::string FsTypeWithArticle(const std::string& fs_type);
 
 struct DetachOptions {
   bool lazy = true;         // MNT_DETACH / -z: open files stay readable, the mount goes at once

@@ -1,13 +1,19 @@
 #include "fs/origin/curl_transport.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <string_view>
+
+#include "base/file_util.h"
 
 namespace mmfs::origin {
 namespace {
@@ -95,11 +101,14 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   std::string_view line(data, n);
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a 100 Continue): start afresh
     x->response->etag.clear();
+    x->response->content_encoding.clear();
     x->response->content_length.reset();
     x->response->object_size.reset();
     x->response->range.reset();
   } else if (HeaderIs(line, "etag")) {
     x->response->etag = std::string(HeaderValue(line, 4));
+  } else if (HeaderIs(line, "content-encoding")) {
+    x->response->content_encoding = std::string(HeaderValue(line, 16));
   } else if (HeaderIs(line, "content-length")) {
     x->response->content_length = ParseDecimal(HeaderValue(line, 14));
   } else if (HeaderIs(line, "content-range")) {
@@ -139,7 +148,42 @@ bool Transient(CURLcode code) {
   }
 }
 
+// What a file that is not a regular file is, for the message.
+std::string FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO or pipe (as <(...) gives)";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 }  // namespace
+
+Result<std::string> ReadCaFile(const std::string& path) {
+  const auto refuse = [&](const std::string& why) {
+    return Status::InvalidArgument("--ca-file " + path + ": " + why);
+  };
+  // Looked at before it is opened (a device is never opened), and again on the descriptor (the
+  // name may have changed in between).
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "--ca-file " + path);
+  if (!S_ISREG(st.st_mode)) return refuse(FileKind(st.st_mode) + ", not a regular file");
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) return Status::FromErrno(errno, "--ca-file " + path);
+  if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "--ca-file " + path);
+  if (!S_ISREG(st.st_mode)) return refuse(FileKind(st.st_mode) + ", not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxCaFileBytes) {
+    return refuse(std::to_string(st.st_size) + " bytes, more than a CA file holds (at most " +
+                  std::to_string(kMaxCaFileBytes >> 20) + " MiB)");
+  }
+  std::string pem(static_cast<size_t>(st.st_size), '\0');
+  MMFS_RETURN_IF_ERROR(PreadFull(fd.get(), pem.data(), pem.size(), 0, "--ca-file " + path));
+  if (pem.find("-----BEGIN ") == std::string::npos ||
+      pem.find("CERTIFICATE-----") == std::string::npos) {
+    return refuse("no PEM certificate in it (-----BEGIN CERTIFICATE-----)");
+  }
+  return pem;
+}
 
 CurlTransport::CurlTransport(CurlOptions options) : options_(std::move(options)) { GlobalInit(); }
 
@@ -207,7 +251,20 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  if (!options_.ca_pem.empty()) {
+    curl_blob ca{const_cast<char*>(options_.ca_pem.data()), options_.ca_pem.size(),
+                 CURL_BLOB_NOCOPY};  // options_ outlives every handle
+    // The system's CAs stay trusted through the built-in CA directory unless it is unset too.
+    // Checked: a request whose CAs were not set would be checked against the system's.
+    if (curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca) != CURLE_OK ||
+        curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr) != CURLE_OK) {
+      curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+      GiveBack(curl);
+      response.failure = TransportFailure::kPermanent;
+      response.error = "libcurl did not take the CAs of --ca-file";
+      return response;
+    }
+  }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
@@ -243,6 +300,8 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
     // An error answer: its status is what counts, whether or not its page was read whole.
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   } else if (x.too_long) {
+    // The status too: a 200 (the whole object) and a 206 that runs on are told apart by it.
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
     response.failure = TransportFailure::kPermanent;
     response.body_cut = true;
     response.error =

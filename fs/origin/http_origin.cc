@@ -104,6 +104,41 @@ std::string XmlField(const std::string& body, const std::string& tag) {
   return text;
 }
 
+bool HasEncoding(const HttpResponse& response) {
+  return !response.content_encoding.empty() && response.content_encoding != "identity";
+}
+
+// Whether a successful answer's body is encoded (compressed): then it is not the object's bytes.
+// (An error page may be compressed: its status says what is wrong.)
+bool Encoded(const HttpResponse& response) {
+  return response.failure == TransportFailure::kNone &&
+         (response.status == 200 || response.status == 206) && HasEncoding(response);
+}
+
+// Why the answer to `request` (a range) is not the bytes asked for, when it is encoded or holds
+// more than them: each cause named as it is, since the user's fix differs (turn compression off,
+// serve ranges, fix the server).
+std::string NotTheRange(const HttpResponse& response, const HttpRequest& request) {
+  if (HasEncoding(response)) {
+    return "the server compresses its answer (Content-Encoding: " + response.content_encoding +
+           "); shards are read as the bytes stored, so it must send them unencoded";
+  }
+  if (response.status == 200) {
+    return "the server answers a range request with the whole object (HTTP 200: it ignores "
+           "Range); shards are read in ranges";
+  }
+  const std::string asked = request.range ? "bytes " + std::to_string(request.range->first) +
+                                                "-" + std::to_string(request.range->second)
+                                          : std::string("the object");
+  std::string what = response.status != 0 ? "HTTP " + std::to_string(response.status) + ", " : "";
+  what += response.content_length
+              ? "Content-Length " + std::to_string(*response.content_length)
+              : std::string("no Content-Length: a body without a stated end");
+  return "the answer to a request for " + asked + " holds more than the " +
+         std::to_string(request.max_body) + " bytes asked for (" + what +
+         "); the server does not keep to the range";
+}
+
 }  // namespace
 
 Status HttpOrigin::Failed(const HttpResponse& response, const std::string& url) {
@@ -174,6 +209,12 @@ Result<std::string> HttpOrigin::FetchObject(const std::string& name, uint64_t ma
   request.url = UrlOf(name);
   request.max_body = max_bytes;
   HttpResponse response = Fetch(request);
+  if (Encoded(response)) {
+    // A manifest would otherwise be "not valid JSON" and an index a checksum mismatch.
+    stats_.NoteError();
+    return Status::IoError(request.url + ": the server compresses its answer (Content-Encoding: " +
+                           response.content_encoding + "); mmfs reads the bytes stored");
+  }
   if (response.body_cut) {
     stats_.NoteError();
     return Status::ResourceExhausted(request.url + ": more than " + std::to_string(max_bytes) +
@@ -211,10 +252,9 @@ Result<HttpOrigin::Shard> HttpOrigin::CheckShard(const TreeSpec& spec, const Sha
     request.max_body = len;
   }
   HttpResponse response = Fetch(request);
-  if (response.body_cut) {
+  if (response.body_cut || Encoded(response)) {
     stats_.NoteError();
-    return context(Status::IoError(s.url + ": the server answers a range request with the whole "
-                                   "object; shards are read in ranges"));
+    return context(Status::IoError(s.url + ": " + NotTheRange(response, request)));
   }
   const bool ranged = !request.head && response.failure == TransportFailure::kNone &&
                       (response.status == 206 || response.status == 416);

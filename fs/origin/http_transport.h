@@ -44,6 +44,10 @@ struct HttpResponse {
   std::string error;  // what failed, when failure != kNone
   long status = 0;    // HTTP status
   std::string etag;   // the ETag header as sent (quotes kept); empty if none
+  // The Content-Encoding header as sent ("gzip"); empty if none. Nothing is asked to be
+  // encoded (no Accept-Encoding), and nothing is decoded: an encoded body is not the object's
+  // bytes.
+  std::string content_encoding;
   std::optional<uint64_t> content_length;
   // A ranged answer's (206) Content-Range, "bytes FIRST-LAST/SIZE": the bytes it holds and
   // the whole object's size (a 416's "bytes */SIZE" gives the size only).
@@ -52,7 +56,9 @@ struct HttpResponse {
   // The start of an error answer's body (not 2xx; at most 4 KiB): an S3 store says there why.
   std::string error_body;
   std::string body;
-  bool body_cut = false;  // the body held more than max_body (failure is then kPermanent)
+  // The body held more than max_body (failure is then kPermanent; the status and headers are
+  // those of the answer that was cut).
+  bool body_cut = false;
 };
 
 class HttpTransport {

@@ -1,5 +1,7 @@
 #include "fs/origin/s3_location.h"
 
+#include "fs/origin/url.h"
+
 namespace mmfs::origin {
 namespace {
 
@@ -49,11 +51,17 @@ bool IsHttpUrl(const std::string& url) {
 }
 
 Result<S3Location> ParseS3Url(const std::string& url) {
-  if (!IsS3Url(url)) return Status::InvalidArgument(url + ": not an s3:// URL");
+  const std::string shown = RedactUrl(url);
+  if (!IsS3Url(url)) return Status::InvalidArgument(shown + ": not an s3:// URL");
   const std::string rest = url.substr(5);
   const size_t slash = rest.find('/');
   S3Location where;
   where.bucket = rest.substr(0, slash);
+  if (shown != url) {
+    // Checked before the bucket's name, which would show them.
+    return Status::InvalidArgument(shown + ": a user name or password in an s3:// URL is refused "
+                                   "(credentials come from the AWS settings)");
+  }
   if (!ValidBucket(where.bucket)) {
     return Status::InvalidArgument(url + ": '" + where.bucket + "' is not an S3 bucket name");
   }
@@ -78,26 +86,40 @@ Result<std::string> S3BaseUrl(const S3Location& where, const std::string& endpoi
     path_style = addressing == S3Addressing::kPathStyle ||
                  (addressing == S3Addressing::kAuto && where.bucket.find('.') != std::string::npos);
   } else {
-    if (!IsHttpUrl(endpoint) || endpoint.find_first_of("?#") != std::string::npos) {
-      return Status::InvalidArgument(endpoint + ": an endpoint is an http:// or https:// URL");
+    // Each refusal names its own cause: a path is allowed (kept before the bucket), so "not an
+    // http:// URL" would be wrong for a query or another scheme.
+    const std::string shown = "endpoint " + RedactUrl(endpoint);
+    const std::string given = UrlScheme(endpoint);
+    const std::string form = "http://HOST[:PORT][/PATH] or https://...";
+    if (given.empty() || endpoint.compare(given.size() + 1, 2, "//") != 0) {
+      return Status::InvalidArgument(shown + ": not a URL (an endpoint is " + form + ")");
     }
-    const size_t after = endpoint.find("://") + 3;
-    scheme = endpoint.substr(0, after);
-    host = endpoint.substr(after);
-    if (host.substr(0, host.find('/')).find('@') != std::string::npos) {
+    if (given != "http" && given != "https") {
+      return Status::InvalidArgument(shown + ": mmfs speaks http:// and https:// only, not " +
+                                     given + "://");
+    }
+    if (endpoint.find_first_of("?#") != std::string::npos) {
+      return Status::InvalidArgument(shown + ": a query or fragment ('?', '#') is not part of an "
+                                     "endpoint (" + form + ")");
+    }
+    scheme = given + "://";  // lower-cased, as RFC 3986 allows
+    host = endpoint.substr(scheme.size());
+    if (RedactUrl(endpoint) != endpoint) {
       // It would be shown in stats, logs and error messages.
-      return Status::InvalidArgument(scheme + "...: a user name or password in the endpoint is "
+      return Status::InvalidArgument(shown + ": a user name or password in the endpoint is "
                                      "refused (credentials come from the AWS settings)");
     }
     while (!host.empty() && host.back() == '/') host.pop_back();
-    if (host.empty()) return Status::InvalidArgument(endpoint + ": no host in the endpoint");
+    if (host.empty() || host[0] == '/') {
+      return Status::InvalidArgument(shown + ": no host in the endpoint (" + form + ")");
+    }
     path_style = addressing != S3Addressing::kVirtualHosted;
   }
   // A key is any bytes: each of its steps is percent-encoded, as the object names below it are.
   const std::string key = EncodeUrlPath(where.key);
   if (path_style) return scheme + host + "/" + where.bucket + "/" + key;
   if (host.find('/') != std::string::npos) {
-    return Status::InvalidArgument(endpoint +
+    return Status::InvalidArgument("endpoint " + endpoint +
                                    ": virtual-hosted addressing needs an endpoint "
                                    "without a path");
   }

@@ -29,15 +29,17 @@ bool IsHttpUrl(const std::string& url);
 std::string EncodeUrlPath(const std::string& path);
 
 // "s3://bucket/a/b/ds.mmfs" -> {"bucket", "a/b/ds.mmfs"}. InvalidArgument for another scheme, a
-// bucket name S3 would refuse (3 to 63 of a-z 0-9 . -, starting and ending with a letter or
-// digit), or an empty key.
+// user name or password before the bucket (never shown), a bucket name S3 would refuse (3 to 63
+// of a-z 0-9 . -, starting and ending with a letter or digit), or an empty key.
 Result<S3Location> ParseS3Url(const std::string& url);
 
 enum class S3Addressing { kAuto, kPathStyle, kVirtualHosted };
 
-// The HTTP URL of `where`'s directory. `endpoint`: "http(s)://host[:port]" (a path after it is
-// kept, before the bucket in path style); empty: AWS's endpoint for `region`. kAuto is path style
-// for a given endpoint (what S3-compatible stores expect) and virtual-hosted for AWS's.
+// The HTTP URL of `where`'s directory. `endpoint`: "http(s)://host[:port]" (the scheme in any
+// case; a path after it is kept, before the bucket in path style); empty: AWS's endpoint for
+// `region`. kAuto is path style for a given endpoint (what S3-compatible stores expect) and
+// virtual-hosted for AWS's. InvalidArgument naming the cause: not a URL, a scheme other than
+// http or https, a query or fragment, a user name or password (never shown), no host.
 Result<std::string> S3BaseUrl(const S3Location& where, const std::string& endpoint,
                               const std::string& region, S3Addressing addressing);
 

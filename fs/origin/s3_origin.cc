@@ -1,8 +1,24 @@
 #include "fs/origin/s3_origin.h"
 
 #include "fs/origin/curl_transport.h"
+#include "fs/origin/url.h"
 
 namespace mmfs::origin {
+namespace {
+
+// The CAs of `ca_file` for requests to `base` (none when no file is given). A plain http://
+// server is not checked at all: a CA file given for one would be silently ignored, so it is
+// refused, as the user may believe the server checked.
+Result<std::string> CaFor(const std::string& base, const std::string& ca_file) {
+  if (ca_file.empty()) return std::string();
+  if (UrlScheme(base) != "https") {
+    return Status::InvalidArgument("--ca-file " + ca_file + " does not apply: " + base +
+                                   " is plain http://, which has no certificate to check");
+  }
+  return ReadCaFile(ca_file);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const AwsSettings& aws,
                                                 const RemoteOptions& options) {
@@ -11,7 +27,7 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
   MMFS_ASSIGN_OR_RETURN(std::string base,
                         S3BaseUrl(where, endpoint, aws.region, options.addressing));
   CurlOptions curl;
-  curl.ca_file = options.ca_file;
+  MMFS_ASSIGN_OR_RETURN(curl.ca_pem, CaFor(base, options.ca_file));
   if (aws.has_credentials()) {
     curl.aws_sigv4 = "aws:amz:" + aws.region + ":s3";
     curl.access_key = aws.access_key;
@@ -26,18 +42,21 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
 
 Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
                                                   const RemoteOptions& options) {
-  if (!IsHttpUrl(url) || url.find_first_of("?#") != std::string::npos) {
-    return Status::InvalidArgument(url + ": not an http:// or https:// URL of a dataset");
+  const std::string shown = RedactUrl(url);
+  if (!IsHttpUrl(url)) {
+    return Status::InvalidArgument(shown + ": not an http:// or https:// URL of a dataset");
   }
-  const size_t host = url.find("://") + 3;
-  const size_t at = url.find('@', host);
-  if (at != std::string::npos && at < url.find('/', host)) {
+  if (shown != url) {
     // It would be shown in stats, logs and error messages, and sent on every request.
-    return Status::InvalidArgument(url.substr(0, host) + "...: a user name or password in the "
-                                   "URL is refused (it would be shown in stats and logs)");
+    return Status::InvalidArgument(shown + ": a user name or password in the URL is refused (it "
+                                   "would be shown in stats and logs)");
+  }
+  if (url.find_first_of("?#") != std::string::npos) {
+    return Status::InvalidArgument(url + ": a query or fragment ('?', '#') is not part of a "
+                                   "dataset's URL (http(s)://HOST/PATH)");
   }
   CurlOptions curl;
-  curl.ca_file = options.ca_file;
+  MMFS_ASSIGN_OR_RETURN(curl.ca_pem, CaFor(url, options.ca_file));
   return std::make_unique<HttpOrigin>(url, std::make_unique<CurlTransport>(curl), options.retry);
 }
 

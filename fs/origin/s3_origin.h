@@ -22,7 +22,9 @@ namespace mmfs::origin {
 
 struct RemoteOptions {
   std::string endpoint;  // --endpoint; overrides the AWS settings' (AWS_ENDPOINT_URL)
-  std::string ca_file;   // --ca-file: trusted besides nothing else; empty: the system's CAs
+  // --ca-file: its CAs are trusted and nothing else (read by ReadCaFile; refused for a plain
+  // http:// origin, which checks no certificate); empty: the system's CAs.
+  std::string ca_file;
   S3Addressing addressing = S3Addressing::kAuto;
   RetryPolicy retry;
 };

@@ -1,21 +1,29 @@
-// The command line as a careless or hostile user meets it: `mmfs umount` takes away mmfs mounts
-// only and says why it will not, every mount is nosuid,nodev, bad option values are refused up
-// front naming the option, and an unknown command is named as such. The real `mmfs` binary,
-// as root (and as nobody where a second user matters).
+// The command line as a careless or hostile user meets it: `mmfs umount` (and the auto_unmount
+// watcher run by hand) takes away mmfs mounts only and says why it will not, every mount is
+// nosuid,nodev, bad or empty option values are refused up front naming the option, an unknown
+// command is named as such, and a mount whose output is captured returns at once. The real
+// `mmfs` binary, as root (and as nobody where a second user matters).
 
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/mount_table.h"
+#include "fs/fuse/auto_unmount.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/integration/one_sample_fixture.h"
 #include "tests/test_util.h"
@@ -65,6 +73,34 @@ class KernelMount {
   std::string error_;
 };
 
+// What each open descriptor of process `pid` is ("/dev/null", "pipe:[123]", a path), by number.
+std::vector<std::pair<int, std::string>> OpenDescriptors(pid_t pid) {
+  std::vector<std::pair<int, std::string>> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[PATH_MAX];
+    const ssize_t n = ::readlink((dir + "/" + e->d_name).c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    out.emplace_back(std::atoi(e->d_name), std::string(target, static_cast<size_t>(n)));
+  }
+  ::closedir(d);
+  return out;
+}
+
+// `r` refused to unmount the tmpfs at `point` (with a file "keep" holding "x"), saying what it
+// is, and the tmpfs and its file are still there.
+void ExpectTmpfsRefusedAndKept(const CommandResult& r, const std::string& point) {
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(point + " is a tmpfs mount, not an mmfs mount; refusing to unmount it"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(IsMountPoint(point));
+  EXPECT_EQ(ReadFile(point + "/keep"), "x");
+}
+
 CommandResult AsNobody(std::vector<std::string> argv) {
   std::vector<std::string> full = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
   full.insert(full.end(), argv.begin(), argv.end());
@@ -102,13 +138,7 @@ TEST_F(CliSafetyTest, UmountRefusesWhatIsNotAnMmfsMountNamingIt) {
     std::vector<std::string> argv = {MmfsBinary(), "umount"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back(point);
-    auto r = RunCommand(argv);
-    EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_NE(r.output.find(point + " is a tmpfs mount, not an mmfs mount; refusing to unmount it"),
-              std::string::npos)
-        << r.output;
-    EXPECT_TRUE(IsMountPoint(point));
-    EXPECT_EQ(ReadFile(point + "/keep"), "x");
+    ExpectTmpfsRefusedAndKept(RunCommand(argv), point);
   }
   // A trailing slash and a detour through `..` name the same mount.
   auto r = RunCommand({MmfsBinary(), "umount", tmp_ / "src/../scratch/"});
@@ -271,6 +301,99 @@ TEST_F(CliSafetyTest, BadOptionValuesAreRefusedNamingTheOption) {
   if (IsMountPoint(mnt())) {
     ADD_FAILURE() << "--view 0 was mounted";
     Unmount();
+  }
+}
+
+// `out=$(mmfs mount ... -o auto_unmount 2>&1)` did not return until the mount ended (628 s):
+// root's auto_unmount watcher kept the caller's stderr. Here the command runs with its output
+// into a pipe, as a shell's capture, `| tee`, ssh or Python's subprocess run it, and a file open
+// on descriptor 7, as `flock FILE mmfs mount` passes its lock: the output must end when the
+// command exits, and nothing the mount leaves running (the daemon, the watcher) may hold any of
+// the caller's descriptors.
+TEST_F(CliSafetyTest, ACapturedMountReturnsAtOnceAndKeepsNoneOfTheCallersDescriptors) {
+  const std::string held = tmp_ / "held-by-the-caller";
+  WriteFile(held, "");
+  const auto start = std::chrono::steady_clock::now();
+  // RunCommand polls the pipe until its end, with this deadline.
+  auto r = RunCommand({"/bin/sh", "-c", "exec 7<\"$0\"; exec \"$1\" mount \"$2\" \"$3\" -o auto_unmount",
+                       held, MmfsBinary(), dst(), mnt()},
+                      20);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("timed out"), std::string::npos)
+      << "the command's output stayed open after it exited (" << took << " s)";
+  EXPECT_LT(took, 15.0);
+  ASSERT_TRUE(IsMountPoint(mnt())) << r.output;
+  EXPECT_EQ(ReadFile(mnt() + "/train/a/1.txt"), "caption");
+  std::vector<pid_t> left = FindDaemons(mnt());
+  EXPECT_FALSE(left.empty());
+  size_t watchers = 0;
+  for (pid_t pid : left) {
+    const std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    watchers += cmdline.find(fs::kAutoUnmountCommand) != std::string::npos;
+    for (const auto& [fd, target] : OpenDescriptors(pid)) {
+      EXPECT_NE(target, held) << "pid " << pid << " holds the caller's file as fd " << fd;
+      if (fd <= 2) {
+        EXPECT_EQ(target, "/dev/null") << "pid " << pid << " fd " << fd;
+      }
+    }
+  }
+  if (fs::NeedsOwnAutoUnmount()) {
+    EXPECT_EQ(watchers, 1u);
+  }
+  Unmount();
+}
+
+// `mmfs __auto-unmount MNT ID`, run by hand as root with a pipe at its end, detached whatever
+// had that mount ID, a tmpfs included. It checks, as `mmfs umount` does, that it is an mmfs mount.
+TEST_F(CliSafetyTest, TheAutoUnmountWatcherRunByHandRefusesWhatIsNotAnMmfsMount) {
+  const std::string point = tmp_ / "scratch";
+  KernelMount tmpfs("none", point, "tmpfs", "size=1m");
+  ASSERT_TRUE(tmpfs.mounted()) << tmpfs.error();
+  WriteFile(point + "/keep", "x");
+  const std::optional<MountEntry> entry = FindMount(point);
+  ASSERT_TRUE(entry.has_value());
+  // Descriptor 3 is the pipe the watcher waits on; `:` ends it at once.
+  auto r = RunCommand({"/bin/sh", "-c", ": | exec \"$0\" " + std::string(fs::kAutoUnmountCommand) +
+                                            " \"$1\" \"$2\" 3<&0",
+                       MmfsBinary(), point, std::to_string(entry->mount_id)},
+                      20);
+  ExpectTmpfsRefusedAndKept(r, point);
+}
+
+// `--log-file "$LOG"` with LOG unset logged to syslog, `--endpoint ""` sent signed requests to
+// AWS, `--ca-file ""` trusted every system CA: a value given empty is refused, naming the option,
+// and nothing is mounted.
+TEST_F(CliSafetyTest, EmptyValuesAreRefusedNotTakenAsTheDefault) {
+  for (const char* option : {"--log-file", "--endpoint", "--ca-file", "--cache-dir"}) {
+    auto r = Mount({option, ""});
+    EXPECT_NE(r.exit_code, 0) << option << ": " << r.output;
+    EXPECT_NE(r.output.find(option), std::string::npos) << r.output;
+    EXPECT_TRUE(r.output.find("given empty") != std::string::npos ||
+                r.output.find("needs a value") != std::string::npos)
+        << r.output;
+    if (IsMountPoint(mnt())) {
+      ADD_FAILURE() << option << " '' was mounted";
+      Unmount();
+    }
+  }
+}
+
+// --endpoint and --ca-file were ignored without a word for a local dataset.
+TEST_F(CliSafetyTest, RemoteOptionsForALocalDatasetAreRefused) {
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--endpoint", "http://127.0.0.1:1"},
+        std::vector<std::string>{"--ca-file", "/etc/ssl/certs/ca-certificates.crt"}}) {
+    auto r = Mount(extra);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(extra[0] + " does not apply: " + dst() + " is a local dataset"),
+              std::string::npos)
+        << r.output;
+    if (IsMountPoint(mnt())) {
+      ADD_FAILURE() << extra[0] << " was mounted";
+      Unmount();
+    }
   }
 }
 

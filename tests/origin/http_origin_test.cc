@@ -292,6 +292,7 @@ TEST_F(HttpOriginFakeTest, AServerThatIgnoresRangesIsRefusedAtAdd) {
   HttpResponse whole;
   whole.failure = TransportFailure::kPermanent;  // what a transport says of a body past max_body
   whole.body_cut = true;
+  whole.status = 200;
   fake->failures.push_back(whole);
   Status s = origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}}));
   EXPECT_EQ(s.code(), StatusCode::kIoError);

@@ -7,7 +7,8 @@
 //     directory (nginx's access log shows the index was not fetched again);
 //   - http:// through tests/origin/fault_proxy.py in front of nginx: 500s, 429s, a truncated and
 //     a slow body are retried to the exact bytes; a persistent 500 on one shard is EIO for its
-//     files after the retry budget while the other shard's files serve, and nothing is sticky.
+//     files after the retry budget while the other shard's files serve, and nothing is sticky;
+//     a shard named with control characters is logged escaped.
 // The short retry budgets come from MMFS_TEST_REMOTE_RETRY_MS (tools/mmfs/remote_dataset.cc).
 // Every read is either the source's exact bytes or an error: never other bytes.
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -590,6 +592,41 @@ TEST_F(FaultMountTest, AFailingReadFailsWithinItsBoundWithOneRequestFailedForGoo
   EXPECT_EQ(remote["errors"].get<uint64_t>(), 1u) << remote.dump();
   ASSERT_TRUE(proxy.Clear());
   EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+}
+
+// A shard name from the server's manifest with ESC, BEL and CR in it reached the daemon's log
+// (a terminal, with -f) raw. Every log line shows it escaped.
+TEST_F(FaultMountTest, AShardNamedWithControlCharactersIsLoggedEscaped) {
+  const std::string hostile = "\x1b[31mshard\x07\r-00000.mdb";
+  const std::string www = server.www() + "/ds.mmfs/";
+  nlohmann::json m = nlohmann::json::parse(testing::ReadFile(www + "manifest.json"));
+  ASSERT_EQ(m["shards"][0]["file"], "shard-00000.mdb");
+  m["shards"][0]["file"] = hostile;
+  testing::WriteFile(www + "manifest.json", m.dump(2));
+  fsys::rename(www + "shard-00000.mdb", www + hostile);
+  const std::string log = work / "mount.log";
+  testing::ForegroundMount mount(url, mnt(), Options({"--log-file", log}));
+  ASSERT_TRUE(mount.mounted());
+  // Same size, another byte and another mtime: nginx's ETag changes.
+  std::string bytes = testing::ReadFile(www + hostile);
+  bytes[bytes.size() / 2] ^= 1;
+  testing::WriteFile(www + "replacement", bytes);
+  struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (www + "replacement").c_str(), times, 0), 0);
+  fsys::rename(www + "replacement", www + hostile);
+  int eio = 0;
+  for (const auto& [rel, error] : ReadAll(files)) eio += error != 0;
+  EXPECT_GT(eio, 0) << "no file of the replaced shard failed";
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return testing::ReadFile(log).find("\\x1b[31mshard\\x07\\r-00000.mdb: replaced under a "
+                                           "running mount") != std::string::npos;
+      },
+      10))
+      << testing::ReadFile(log);
+  const std::string text = testing::ReadFile(log);
+  EXPECT_EQ(text.find_first_of("\x1b\x07\r"), std::string::npos) << text;
+  EXPECT_EQ(mount.StopWith(SIGTERM), 0);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "fs/format/local_dataset.h"
 #include "fs/format/shard_reads.h"
 #include "fs/format/view_set.h"
+#include "fs/origin/printable.h"
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/remote_dataset.h"
 #include "tools/view/view_verify.h"
@@ -30,6 +31,8 @@
 namespace mmfs::cli {
 
 namespace {
+
+using origin::Printable;
 
 // A progress line on a TTY, nothing otherwise (verify prints its findings as plain lines).
 class Progress {
@@ -64,32 +67,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// A name from the index as one line of text: control characters (a newline in a file name would
-// start a line that looks like another finding), backslash and DEL escaped; UTF-8 kept.
-std::string Printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 std::string ModeText(uint32_t mode) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%06o", mode);
@@ -104,10 +81,22 @@ std::string SpecialBitsText(uint32_t mode) {
   return bits + (bits.find(',') == std::string::npos ? " bit" : " bits");
 }
 
+// The dataset `args` name, or an error printed. --cache-dir here is only where a URL's manifest
+// and index are copied: given for a local dataset, it is said not to apply rather than ignored.
+Result<OpenedDataset> Open(const InspectArgs& args) {
+  auto ds = OpenDatasetAt(args.dataset, args.remote);
+  if (ds.ok() && !ds->remote && !args.remote.cache_dir.empty()) {
+    return Status::InvalidArgument("--cache-dir does not apply: " + args.dataset +
+                                   " is a local dataset (--cache-dir is where the manifest and "
+                                   "index of a URL are copied)");
+  }
+  return ds;
+}
+
 }  // namespace
 
 int RunVerify(const InspectArgs& args) {
-  auto ds = OpenDatasetAt(args.dataset, args.remote);
+  auto ds = Open(args);
   if (!ds.ok()) {
     PrintError(ds.status().message());
     return 1;
@@ -235,7 +224,7 @@ int RunVerify(const InspectArgs& args) {
 int RunInfo(const InspectArgs& args) {
   // The shards are opened (and checked) too: a dataset whose shard is missing or replaced is
   // not described as if it were whole.
-  auto local = OpenDatasetAt(args.dataset, args.remote);
+  auto local = Open(args);
   if (!local.ok()) {
     PrintError(local.status().message());
     return 1;
@@ -287,8 +276,9 @@ int RunInfo(const InspectArgs& args) {
     std::printf("%s\n", JsonText(j, 2).c_str());
     return 0;
   }
-  std::printf("%s: mmfs dataset, format version %u, packed %s by %s\n", args.dataset.c_str(),
-              m.version, m.created.c_str(), m.tool.c_str());
+  std::printf("%s: mmfs dataset, format version %u, packed %s by %s\n",
+              Printable(args.dataset).c_str(), m.version, Printable(m.created).c_str(),
+              Printable(m.tool).c_str());
   std::printf("  %s samples, %s files, %s directories, %s symlinks, %s skipped while packing\n",
               FormatCount(m.samples).c_str(), FormatCount(m.files).c_str(),
               FormatCount(m.directories).c_str(), FormatCount(m.symlinks).c_str(),
@@ -297,19 +287,19 @@ int RunInfo(const InspectArgs& args) {
               FormatBytes(m.total_bytes).c_str(), FormatBytes(on_disk).c_str(), m.shards.size(),
               FormatBytes(m.shard_size).c_str());
   for (const auto& s : m.shards) {
-    std::printf("    %s  %10s  %s samples\n", s.file.c_str(), FormatBytes(s.size).c_str(),
+    std::printf("    %s  %10s  %s samples\n", Printable(s.file).c_str(), FormatBytes(s.size).c_str(),
                 FormatCount(s.samples).c_str());
   }
-  std::printf("  source: %s", m.source_layout.c_str());
+  std::printf("  source: %s", Printable(m.source_layout).c_str());
   for (const auto& p : m.source_paths) std::printf(" %s", Printable(p).c_str());
-  std::printf(" (--on-bad %s)\n", m.on_bad.c_str());
+  std::printf(" (--on-bad %s)\n", Printable(m.on_bad).c_str());
   std::string by_side;
   for (const auto& [bucket, n] : sizes) {
     by_side += (by_side.empty() ? "" : ", ") + std::string(bucket) + ": " + FormatCount(n);
   }
   std::printf("  images: %s (longest side %s)\n", FormatCount(images).c_str(), by_side.c_str());
   if (views.views().empty()) {
-    std::printf("  views: none (mmfs view add %s 256 makes one)\n", args.dataset.c_str());
+    std::printf("  views: none (mmfs view add %s 256 makes one)\n", Printable(args.dataset).c_str());
   }
   for (const auto& v : views.views()) {
     std::printf("  view @%u: %s images resized, %s on disk (%.1f%% of the dataset), quality %u\n",
@@ -320,7 +310,9 @@ int RunInfo(const InspectArgs& args) {
                             : 0.0,
                 v->manifest().quality);
   }
-  for (const Status& p : views.problems()) std::printf("  view UNUSABLE: %s\n", p.message().c_str());
+  for (const Status& p : views.problems()) {
+    std::printf("  view UNUSABLE: %s\n", Printable(p.message()).c_str());
+  }
   std::printf("  largest directories by images:\n");
   for (const auto& [dir, n] : top) {
     std::printf("    %10s  %s\n", FormatCount(n).c_str(), Printable(dir).c_str());

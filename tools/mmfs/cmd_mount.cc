@@ -32,6 +32,7 @@
 #include "fs/memory/memory_governor.h"
 #include "fs/origin/delayed_origin.h"
 #include "fs/origin/local_file_origin.h"
+#include "fs/origin/url.h"
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/remote_dataset.h"
 #include "tools/mmfs/daemonize.h"
@@ -310,9 +311,17 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
 }  // namespace
 
 int RunMount(const MountArgs& in) {
-  huge_heap = ReturnFromHugeHeapRestart();
   MountArgs args = in;
   if (args.debug) args.foreground = true;
+  DropInheritedDescriptors(!args.foreground);
+  huge_heap = ReturnFromHugeHeapRestart();
+  // HTTP:// as http://; ftp:// or http:/host refused naming the scheme, not as a missing path.
+  auto location = origin::DatasetLocation(args.dataset);
+  if (!location.ok()) {
+    PrintError("cannot mount " + location.status().message());
+    return 1;
+  }
+  args.dataset = *location;
   // The daemon changes directory to /; keep the paths it needs absolute.
   const bool remote = IsRemoteDataset(args.dataset);
   if (!remote) args.dataset = AbsolutePath(args.dataset);
@@ -346,8 +355,10 @@ int RunMount(const MountArgs& in) {
   remote_flags.cache_dir = opts.cache_dir;
   if (args.view != 0) remote_flags.views.push_back(args.view);
   auto dataset = OpenDatasetAt(args.dataset, remote_flags);
+  // The dataset as messages show it: a URL without its credentials (refused, but still typed).
+  const std::string shown = origin::RedactUrl(args.dataset);
   if (!dataset.ok()) {
-    PrintError("cannot mount " + args.dataset + ": " + dataset.status().message());
+    PrintError("cannot mount " + shown + ": " + dataset.status().message());
     return 1;
   }
   if (args.view != 0 && dataset->remote) {
@@ -356,7 +367,7 @@ int RunMount(const MountArgs& in) {
     // readiness report carries a failure to the user all the same.
     const std::string copy = format::ViewDir(dataset->local_dir, args.view) + "/manifest.json";
     if (::access(copy.c_str(), F_OK) != 0) {
-      PrintError("cannot mount " + args.dataset + " --view " + std::to_string(args.view) +
+      PrintError("cannot mount " + shown + " --view " + std::to_string(args.view) +
                  ": the server has no such view (no views/" + std::to_string(args.view) +
                  "/manifest.json there; build it with 'mmfs view add' on the packed dataset and "
                  "upload its views/ folder)");

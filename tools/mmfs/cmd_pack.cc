@@ -11,6 +11,7 @@
 
 #include "base/json_text.h"
 #include "base/units.h"
+#include "fs/origin/printable.h"
 #include "tools/mmfs/commands.h"
 #include "tools/pack/packer.h"
 #include "tools/stage/interrupt.h"
@@ -28,12 +29,12 @@ class ConsoleReporter final : public pack::PackReporter {
 
   void Warning(const std::string& message) override {
     ClearLine();
-    std::fprintf(stderr, "warning: %s\n", message.c_str());
+    std::fprintf(stderr, "warning: %s\n", origin::Printable(message).c_str());
   }
   void Phase(const std::string& message) override {
     if (quiet_) return;
     ClearLine();
-    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fprintf(stderr, "%s\n", origin::Printable(message).c_str());
   }
   void Progress(const pack::PackProgress& p) override {
     if (quiet_) return;
@@ -90,8 +91,10 @@ class ConsoleReporter final : public pack::PackReporter {
 
 }  // namespace
 
+// Escaped (origin::Printable): messages name what a dataset or its source holds (paths,
+// shards, tar members), and such a name must not drive the user's terminal.
 void PrintError(const std::string& message) {
-  std::fprintf(stderr, "mmfs: error: %s\n", message.c_str());
+  std::fprintf(stderr, "mmfs: error: %s\n", origin::Printable(message).c_str());
 }
 
 int RunPack(const PackArgs& args) {

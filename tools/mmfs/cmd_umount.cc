@@ -25,12 +25,6 @@ namespace mmfs::cli {
 
 namespace {
 
-// "a tmpfs", "an ext4".
-std::string WithArticle(const std::string& word) {
-  const bool vowel = !word.empty() && std::strchr("aeiouAEIOU", word[0]) != nullptr;
-  return (vowel ? "an " : "a ") + word;
-}
-
 // "root", "alice (uid 1000)", "uid 1234".
 std::string UserName(uid_t uid) {
   if (uid == 0) return "root";
@@ -93,12 +87,12 @@ int RunUmount(const UmountArgs& args) {
   // path, a tmpfs or a disk there) is refused. What it does not: that mmfs made it. Any user may
   // mount their own FUSE program with `-o subtype=mmfs`, and root may then unmount it; root could
   // have unmounted it anyway, and another user only unmounts their own (NotYours, fusermount3).
-  const bool fuse = mount->fs_type == "fuse.mmfs";
+  const bool fuse = mount->fs_type == fs::kMmfsFuseType;
   const bool overlay = fs::OverlayFront::IsFront(*mount);
   if (!fuse && !overlay) {
     const std::string what = mount->fs_type == "overlay"
                                  ? "an overlay mount not made by 'mmfs mount --overlay'"
-                                 : WithArticle(mount->fs_type) + " mount";
+                                 : fs::FsTypeWithArticle(mount->fs_type) + " mount";
     PrintError(shown + " is " + what + ", not an mmfs mount; refusing to unmount it");
     return 1;
   }

@@ -15,6 +15,7 @@
 #include "fs/format/dataset.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/view_set.h"
+#include "fs/origin/printable.h"
 #include "tools/mmfs/commands.h"
 #include "tools/stage/interrupt.h"
 #include "tools/view/view_builder.h"
@@ -30,12 +31,12 @@ class ViewReporter final : public pack::PackReporter {
 
   void Warning(const std::string& message) override {
     ClearLine();
-    std::fprintf(stderr, "warning: %s\n", message.c_str());
+    std::fprintf(stderr, "warning: %s\n", origin::Printable(message).c_str());
   }
   void Phase(const std::string& message) override {
     if (quiet_) return;
     ClearLine();
-    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fprintf(stderr, "%s\n", origin::Printable(message).c_str());
   }
   void Progress(const pack::PackProgress& p) override {
     if (quiet_ || (p.finished && printed_done_)) return;
@@ -256,9 +257,12 @@ int RunViewLs(const ViewArgs& args) {
     const format::ViewManifest& m = v->manifest();
     std::printf("%-6u %10s %10s %10s %8s %4u  %s\n", m.side, FormatCount(m.resized).c_str(),
                 FormatCount(m.unchanged_images).c_str(), FormatBytes(v->bytes_on_disk()).c_str(),
-                Percent(v->bytes_on_disk(), base_bytes).c_str(), m.quality, m.created.c_str());
+                Percent(v->bytes_on_disk(), base_bytes).c_str(), m.quality,
+                origin::Printable(m.created).c_str());
   }
-  for (const Status& s : views.problems()) std::printf("UNUSABLE %s\n", s.message().c_str());
+  for (const Status& s : views.problems()) {
+    std::printf("UNUSABLE %s\n", origin::Printable(s.message()).c_str());
+  }
   for (const auto& p : partials) {
     std::printf("%s build of view %u in %s (%s finished shards)%s\n",
                 p.running ? "running" : "interrupted", p.side, p.dir.c_str(),

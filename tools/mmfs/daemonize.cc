@@ -1,10 +1,12 @@
 #include "tools/mmfs/daemonize.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -18,10 +20,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "base/file_util.h"
+#include "fs/origin/printable.h"
 #include "tools/mmfs/commands.h"
 
 namespace mmfs::cli {
@@ -69,8 +74,14 @@ int ForkDaemon(const std::string& mountpoint, const std::function<void()>& in_ch
                            : msg);
     return 1;
   }
-  // Child: the daemon.
+  // Child: the daemon. It never reads stdin; nor may a helper it starts hold the caller's (an
+  // ssh channel, a pipe) while the mount lives. stdout and stderr stay until the report, so that
+  // errors before it reach the caller.
   ::close(fds[0]);
+  if (int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC); devnull >= 0) {
+    ::dup2(devnull, STDIN_FILENO);
+    ::close(devnull);
+  }
   ::setsid();
   if (::chdir("/") != 0) {
     // Not fatal: every path the daemon uses is absolute.
@@ -92,18 +103,70 @@ int ForkDaemon(const std::string& mountpoint, const std::function<void()>& in_ch
   });
 }
 
-void SetUpLogging(const std::string& log_file, bool daemonized) {
-  std::vector<spdlog::sink_ptr> sinks;
-  if (!log_file.empty()) {
-    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file));
-  } else if (daemonized) {
-    sinks.push_back(std::make_shared<spdlog::sinks::syslog_sink_mt>("mmfs", LOG_PID, LOG_DAEMON,
-                                                                     false));
-  } else {
-    sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+void DropInheritedDescriptors(bool daemon) {
+  if (::close_range(STDERR_FILENO + 1, ~0U, daemon ? 0 : CLOSE_RANGE_CLOEXEC) == 0) return;
+  // A kernel before 5.11 (no CLOSE_RANGE_CLOEXEC; before 5.9 no close_range): one by one.
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  const int own = ::dirfd(dir);
+  std::vector<int> fds;
+  while (dirent* e = ::readdir(dir)) {
+    const int fd = std::atoi(e->d_name);
+    if (fd > STDERR_FILENO && fd != own) fds.push_back(fd);
   }
-  auto logger = std::make_shared<spdlog::logger>("mmfs", sinks.begin(), sinks.end());
-  logger->set_pattern(daemonized && log_file.empty() ? "%v" : "%Y-%m-%d %H:%M:%S.%e %l %v");
+  ::closedir(dir);
+  for (int fd : fds) {
+    if (daemon) {
+      ::close(fd);
+    } else {
+      ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    }
+  }
+}
+
+namespace {
+
+// A log line's message with its control characters escaped (origin::Printable): the daemon logs
+// names from the dataset (paths, shards), and one holding ESC or CR must neither drive the
+// terminal of a `mount -f` nor forge a line of the log.
+class PrintableMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const std::string text =
+        origin::Printable(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<PrintableMessage>();
+  }
+};
+
+// `pattern` with %* for the escaped message; `eol` ends each line ("" for syslog, which takes
+// one message per call).
+std::unique_ptr<spdlog::formatter> LogFormatter(const std::string& pattern, const std::string& eol) {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::local, eol);
+  formatter->add_flag<PrintableMessage>('*').set_pattern(pattern);
+  return formatter;
+}
+
+}  // namespace
+
+void SetUpLogging(const std::string& log_file, bool daemonized) {
+  const std::string timed = "%Y-%m-%d %H:%M:%S.%e %l %*";
+  spdlog::sink_ptr sink;
+  if (!log_file.empty()) {
+    sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file);
+    sink->set_formatter(LogFormatter(timed, spdlog::details::os::default_eol));
+  } else if (daemonized) {
+    // Formatted (the last argument), so that the message is escaped; syslog adds time and level.
+    sink = std::make_shared<spdlog::sinks::syslog_sink_mt>("mmfs", LOG_PID, LOG_DAEMON, true);
+    sink->set_formatter(LogFormatter("%*", ""));
+  } else {
+    sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    sink->set_formatter(LogFormatter(timed, spdlog::details::os::default_eol));
+  }
+  auto logger = std::make_shared<spdlog::logger>("mmfs", sink);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
 }

@@ -10,20 +10,35 @@
 
 namespace {
 
-// CLI11 answers a word that names no subcommand with "A subcommand is required": say instead
-// that the word is not a command, and which ones there are. `argv[at]` is where `app`'s
-// subcommand goes; 0 if it names one (or is an option, or absent), else the exit code.
+// For options whose empty value would quietly mean "not given": `--endpoint "$EP"` with EP unset
+// would send requests signed with the user's keys to AWS instead of the store named, `--ca-file
+// ""` would trust every system CA, `--log-file ""` log to syslog. Given, a value must be there.
+const CLI::Validator kNotEmpty(
+    [](std::string& value) {
+      return value.empty() ? std::string("given empty; leave the option out for its default")
+                           : std::string();
+    },
+    "", "NOT_EMPTY");
+
 // The options of a command that takes a dataset's URL (remote_dataset.h).
 void AddRemoteFlags(CLI::App* cmd, mmfs::cli::RemoteFlags* flags) {
   cmd->add_option("--cache-dir", flags->cache_dir,
                   "For a URL: where the manifest and index are copied (default: " +
-                      mmfs::cli::DefaultRemoteCacheDir() + ")");
+                      mmfs::cli::DefaultRemoteCacheDir() + ")")
+      ->check(kNotEmpty);
   cmd->add_option("--endpoint", flags->endpoint,
                   "For s3:// URLs: the S3-compatible store's URL (default: AWS_ENDPOINT_URL, "
-                  "else AWS's endpoint for the bucket)");
+                  "else AWS's endpoint for the bucket)")
+      ->check(kNotEmpty);
   cmd->add_option("--ca-file", flags->ca_file,
-                  "For https: trust the CAs in this PEM file instead of the system's");
+                  "For https:// and s3:// over https: trust only the CAs in this PEM file, not "
+                  "the system's")
+      ->check(kNotEmpty);
 }
+
+// CLI11 answers a word that names no subcommand with "A subcommand is required": say instead
+// that the word is not a command, and which ones there are. `argv[at]` is where `app`'s
+// subcommand goes; 0 if it names one (or is an option, or absent), else the exit code.
 
 int CheckCommandWord(CLI::App* app, int argc, char** argv, int at, const std::string& parent) {
   if (at >= argc || argv[at][0] == '-') return 0;
@@ -165,9 +180,12 @@ int main(int argc, char** argv) {
                         "Local SSD directory for the SSD cache tier (kept across mounts)");
   mount_cmd->add_option("--endpoint", mount.remote.endpoint,
                         "For s3:// URLs: the S3-compatible store's URL (default: "
-                        "AWS_ENDPOINT_URL, else AWS's endpoint for the bucket)");
+                        "AWS_ENDPOINT_URL, else AWS's endpoint for the bucket)")
+      ->check(kNotEmpty);
   mount_cmd->add_option("--ca-file", mount.remote.ca_file,
-                        "For https: trust the CAs in this PEM file instead of the system's");
+                        "For https:// and s3:// over https: trust only the CAs in this PEM "
+                        "file, not the system's")
+      ->check(kNotEmpty);
   mount_cmd->add_option("--ssd-cache", mount.ssd_cache,
                         "SSD cache budget (default half of the free space there plus what the tier "
                         "already holds, at most 1T)");
@@ -190,7 +208,8 @@ int main(int argc, char** argv) {
                         "Maximum FUSE worker threads, 1 to 256 (default 16)")
       ->type_name("N");
   mount_cmd->add_option("--log-file", mount.log_file, "Log to this file (default: syslog when "
-                                                     "daemonized, stderr with -f)");
+                                                     "daemonized, stderr with -f)")
+      ->check(kNotEmpty);
 
   mmfs::cli::UmountArgs umount;
   CLI::App* umount_cmd = app.add_subcommand(
@@ -216,7 +235,8 @@ int main(int argc, char** argv) {
                       "today's), from a sample of the reads, and the last epoch's working set");
   stats_cmd->add_option("--plot", stats.plot,
                         "Draw the what-if curves and the hit ratios over time into FILE.png "
-                        "(gnuplot)");
+                        "(gnuplot)")
+      ->check(kNotEmpty);
   stats_cmd->add_option("--watch", stats.watch,
                         "Print a line of per-second rates every SECONDS (e.g. --watch 1)")
       ->check(CLI::PositiveNumber);

@@ -22,6 +22,7 @@
 #include "fs/format/view_set.h"
 #include "fs/origin/aws_config.h"
 #include "fs/origin/s3_origin.h"
+#include "fs/origin/url.h"
 
 namespace mmfs::cli {
 namespace {
@@ -57,7 +58,8 @@ Result<std::unique_ptr<origin::HttpOrigin>> NewOrigin(const std::string& url,
     return origin::NewS3Origin(url, aws, options);
   }
   if (!flags.endpoint.empty()) {
-    return Status::InvalidArgument("--endpoint is for s3:// URLs; " + url + " names its server");
+    return Status::InvalidArgument("--endpoint is for s3:// URLs; " + origin::RedactUrl(url) +
+                                   " names its server");
   }
   return origin::NewHttpOrigin(url, options);
 }
@@ -142,9 +144,16 @@ std::string DefaultRemoteCacheDir() {
   return "/var/tmp/mmfs-" + std::to_string(::geteuid());
 }
 
-Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags& flags) {
+Result<OpenedDataset> OpenDatasetAt(const std::string& given, const RemoteFlags& flags) {
   OpenedDataset out;
+  MMFS_ASSIGN_OR_RETURN(const std::string where, origin::DatasetLocation(given));
   if (!IsRemoteDataset(where)) {
+    // Said, not ignored: the user believes the dataset is read from a store, or checked.
+    if (!flags.endpoint.empty() || !flags.ca_file.empty()) {
+      return Status::InvalidArgument(
+          std::string(flags.endpoint.empty() ? "--ca-file" : "--endpoint") +
+          " does not apply: " + where + " is a local dataset, not an s3:// or https:// URL");
+    }
     MMFS_ASSIGN_OR_RETURN(format::LocalDataset local, format::OpenLocalDataset(where));
     out.local_dir = local.dataset->dir();
     out.dataset = std::move(local.dataset);

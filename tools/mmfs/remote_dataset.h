@@ -46,11 +46,15 @@ struct OpenedDataset {
   std::string local_dir;
 };
 
-// Whether `where` is a URL (http://, https://, s3://) rather than a path.
+// Whether `where` is a URL (http://, https://, s3://) rather than a path. REQUIRES: `where` as
+// origin::DatasetLocation gives it (its scheme lower-cased; other schemes refused).
 bool IsRemoteDataset(const std::string& where);
 // The cache directory for remote datasets when --cache-dir is not given.
 std::string DefaultRemoteCacheDir();
 
+// The dataset at `where`, a path or a URL (origin::DatasetLocation: the scheme in any case;
+// another scheme is refused, naming it). `flags.endpoint` or `flags.ca_file` given for a local
+// dataset is an error: they do not apply, and would otherwise be silently ignored.
 Result<OpenedDataset> OpenDatasetAt(const std::string& where, const RemoteFlags& flags);
 
 }  // namespace mmfs::cli

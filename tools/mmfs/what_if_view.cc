@@ -1,5 +1,10 @@
 #include "tools/mmfs/what_if_view.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -13,6 +18,8 @@
 #include "base/file_util.h"
 #include "base/units.h"
 #include "tools/mmfs/commands.h"
+
+extern char** environ;
 
 namespace mmfs::cli {
 
@@ -38,6 +45,37 @@ const cache::TierCounters* Measured(const fs::StatsSnapshot& s, const std::strin
 }
 
 bool IsNow(double fraction) { return std::abs(fraction - 1.0) < 1e-9; }
+
+// gnuplot run on `script` and waited for, with stdin from /dev/null, its complaints into
+// `err_file` and, as every helper mmfs starts, no descriptor of mmfs's beyond the standard three;
+// no shell in between. Its exit status; else, with `*why` set, -1.
+int RunGnuplot(const std::string& script, const std::string& err_file, std::string* why) {
+  std::string program = "gnuplot", argument = script;
+  char* argv[] = {program.data(), argument.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    *why = std::strerror(rc);
+    return -1;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      *why = std::strerror(errno);
+      return -1;
+    }
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  *why = "killed by signal " + std::to_string(WTERMSIG(status));
+  return -1;
+}
 
 }  // namespace
 
@@ -155,9 +193,9 @@ int PlotWhatIf(const std::string& mnt, const fs::StatsSnapshot& s, const std::st
   }
   script += "unset multiplot\n";
   (void)WriteFileDurably(d + "/plot.gp", script);
-  int rc = std::system(("gnuplot '" + d + "/plot.gp' 2>" + d + "/gnuplot.err").c_str());
-  auto err_text = ReadWholeFile(d + "/gnuplot.err", 1 << 16);
-  std::string err = err_text.ok() ? *err_text : "";
+  std::string err;
+  const int rc = RunGnuplot(d + "/plot.gp", d + "/gnuplot.err", &err);
+  if (auto err_text = ReadWholeFile(d + "/gnuplot.err", 1 << 16); err_text.ok()) err += *err_text;
   std::filesystem::remove_all(d);
   if (rc != 0) {
     PrintError("gnuplot failed (apt-get install gnuplot-nox): " + err);
