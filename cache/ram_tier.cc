@@ -21,6 +21,10 @@ Blob RamTier::Lookup(CacheKey key) {
 
 void RamTier::Insert(CacheKey key, Blob blob) {
   if (blob == nullptr) return;
+  if (!AdmittedBelow(key, admit_below_.load(std::memory_order_relaxed))) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   Shard& shard = ShardFor(key);
   std::vector<CacheKey> evicted;
   {
@@ -83,6 +87,7 @@ TierCounters RamTier::Counters() const {
     c.rejected += shard->policy.rejected();
     c.inserts += shard->inserts;
   }
+  c.rejected += refused_.load(std::memory_order_relaxed);
   return c;
 }
 

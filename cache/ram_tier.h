@@ -29,6 +29,7 @@ class RamTier final : public CacheTier {
   TierCounters Counters() const override;
   // True if `key` is resident; unlike Lookup, not counted and not an access.
   bool Contains(CacheKey key) const override;
+  void SetAdmitBelow(CacheKey bound) override { admit_below_.store(bound); }
   void Erase(CacheKey key) override;
   // A shard's share of the budget, less the bookkeeping: no larger file can ever be admitted.
   uint64_t MaxEntryBytes() const override;
@@ -53,6 +54,8 @@ class RamTier final : public CacheTier {
   Shard& ShardFor(CacheKey key) { return *shards_[(key * 0x9E3779B97F4A7C15ull) >> 60]; }
 
   std::atomic<uint64_t> budget_;
+  std::atomic<CacheKey> admit_below_{kAdmitAll};
+  std::atomic<uint64_t> refused_{0};  // inserts outside the admitted keys (SetAdmitBelow)
   std::array<std::unique_ptr<Shard>, kShards> shards_;
   std::atomic<uint64_t> lookups_{0};
   std::atomic<uint64_t> hits_{0};

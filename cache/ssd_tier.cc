@@ -235,6 +235,10 @@ void SsdTier::DropLocked(CacheKey key) {
 
 void SsdTier::Insert(CacheKey key, Blob blob) {
   if (blob == nullptr) return;
+  if (!AdmittedBelow(key, admit_below_.load(std::memory_order_relaxed))) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   std::vector<uint64_t> evicted;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -400,7 +404,7 @@ TierCounters SsdTier::Counters() const {
   c.bytes_used = policy_.bytes_used();
   c.entries = policy_.entries();
   c.evictions = policy_.evictions();
-  c.rejected = policy_.rejected();
+  c.rejected = policy_.rejected() + refused_.load(std::memory_order_relaxed);
   c.admission_paused = disk_full_ || std::chrono::steady_clock::now() < paused_until_;
   c.problem = problem_;
   return c;

@@ -67,6 +67,7 @@ class SsdTier final : public CacheTier {
   TierCounters Counters() const override;
 
   bool Contains(CacheKey key) const override;
+  void SetAdmitBelow(CacheKey bound) override { admit_below_.store(bound); }
   void Erase(CacheKey key) override;
   // Within the budget and the write queue's bound (a larger insert would be dropped).
   uint64_t MaxEntryBytes() const override;
@@ -123,6 +124,8 @@ class SsdTier final : public CacheTier {
 
   std::atomic<uint64_t> lookups_{0}, hits_{0}, inserts_{0}, corrupt_{0}, write_errors_{0},
       dropped_{0};
+  std::atomic<CacheKey> admit_below_{kAdmitAll};
+  std::atomic<uint64_t> refused_{0};  // inserts outside the admitted keys (SetAdmitBelow)
   std::thread writer_;
 };
 

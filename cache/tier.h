@@ -57,6 +57,13 @@ class CacheTier {
   // Why inserts are not being stored, when the cause is not the budget (a disk that is full or
   // failing, a directory that is gone); "" when there is none.
   virtual std::string AdmissionProblem() const { return ""; }
+  // Admits from now on only keys below `bound`, and every key with the top bit set (a view's
+  // files): the share of a dataset a fill keeps when the whole does not fit, so that the other
+  // files read each epoch never push it out (fs/readahead/filler.h). kAdmitAll: every key.
+  static constexpr CacheKey kAdmitAll = ~CacheKey{0};
+  virtual void SetAdmitBelow(CacheKey /*bound*/) {}
+  // Whether a tier with that bound admits `key`.
+  static bool AdmittedBelow(CacheKey key, CacheKey bound) { return (key >> 63) != 0 || key < bound; }
 };
 
 }  // namespace mmfs::cache

@@ -25,6 +25,7 @@
 #include "fs/read/miss_queue.h"
 #include "fs/read/origin_reader.h"
 #include "fs/read/view_files.h"
+#include "fs/readahead/filler.h"
 #include "fs/readahead/prefetcher.h"
 #include "fs/readahead/warmup.h"
 #include "fs/readers/reader_accounting.h"
@@ -90,6 +91,11 @@ void Filesystem::MakeRooms() {
     misses_ = std::make_unique<MissQueue>(
         MissQueueOptions{.threads = options_.miss_threads, .bound = options_.read_bound});
   }
+  if (options_.fill.mode != FillMode::kOff) {
+    filler_ = std::make_unique<Filler>(*dataset_, *origin_, *tiers_, options_.fill, [this] {
+      return misses_ != nullptr ? misses_->Counters().running : 0;
+    });
+  }
   if (options_.reader_accounting) {
     ReaderAccountingOptions ro;
     ro.ignore_tgid = static_cast<uint64_t>(::getpid());
@@ -112,6 +118,7 @@ Filesystem::~Filesystem() {
   // Threads first (the miss threads, the reader sampler, warm-up, then the prefetch workers),
   // while what they use still exists.
   StopMissThreads();
+  filler_.reset();
   if (readers_ != nullptr) readers_->StopSampler();
   warmup_.reset();
   prefetcher_.reset();
@@ -126,7 +133,10 @@ void Filesystem::SetControlLinkTarget(std::string target) {
 }
 
 void Filesystem::DrainPrefetch() { prefetcher_->Drain(); }
-void Filesystem::BeginHint() { prefetcher_->BeginHint(); }
+void Filesystem::BeginHint() {
+  if (filler_ != nullptr) filler_->Trigger("a hint");  // a training job says what it reads
+  prefetcher_->BeginHint();
+}
 void Filesystem::AddHintLines(const std::vector<std::string>& lines) {
   prefetcher_->AddHintLines(lines);
 }
@@ -335,7 +345,7 @@ Filesystem::ReadStart Filesystem::StartRead(uint64_t ino, uint64_t offset, size_
     return {Result<ReadData>(f.status()), nullptr};
   }
   const bool view = views_->Owns(ino);
-  prefetcher_->OnRead(*f, offset, stream);
+  NoteRead(*f, offset, stream);
   bool looked_up = false;
   if (auto at_hand = reader_->TryRead(*f, offset, size, &looked_up)) {
     return {Counted(std::move(*at_hand), *f, offset, view, timer), nullptr};
@@ -379,9 +389,14 @@ Result<TreeFile> Filesystem::FileForIno(uint64_t ino) const {
   return BaseFile(e);
 }
 
+void Filesystem::NoteRead(const TreeFile& f, uint64_t offset, uint64_t stream) {
+  prefetcher_->OnRead(f, offset, stream);
+  if (filler_ != nullptr && offset == 0) filler_->NoteRead(f.entry.index);
+}
+
 Result<ReadData> Filesystem::ReadFile(const TreeFile& f, uint64_t offset, size_t size,
                                       uint64_t stream, std::shared_ptr<const std::string> known) {
-  prefetcher_->OnRead(f, offset, stream);
+  NoteRead(f, offset, stream);
   return reader_->Read(f, offset, size, std::move(known));
 }
 
@@ -518,6 +533,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.extents = extents_->Counters();
   reader_->CacheStats(&s);
   if (misses_ != nullptr) s.origin.queued = misses_->Counters();
+  if (filler_ != nullptr) s.fill = filler_->Stats();
   prefetcher_->Stats(control_->has_hint(), &s.readahead);
   reader_->Stats(&s.what_if);
   warmup_->Stats(&s.warmup);

@@ -18,6 +18,8 @@
 //   Warmup       `mmfs warmup`'s control lines, on its own thread
 //   MissQueue    the READs that wait on a remote or slow origin, on threads of their own, so that
 //                a request thread is never held by the origin (StartRead, FinishLater)
+//   Filler       a remote dataset fetched into the cache ahead of its readers, at link speed,
+//                once a training job is seen (every READ at offset 0 is noted, a hint starts it)
 //   ViewFiles    the mount's trees (original, views): which bytes a file is, its cache key
 //   ViewNamespace the derived image views, `@N/` (and the root with `mount --view N`)
 // A READ of a regular file feeds the prefetcher (patterns, hint), then FileReader serves it:
@@ -60,6 +62,7 @@ namespace mmfs::fs {
 class ControlDir;
 class ExtentReader;
 class FileReader;
+class Filler;
 class MissLoader;
 class MissQueue;
 class ReaderAccounting;
@@ -208,7 +211,10 @@ class Filesystem {
   TreeFile BaseFile(const format::Entry& e) const;
   // The file of any tree `ino` is (NotFound for control inodes).
   Result<TreeFile> FileForIno(uint64_t ino) const;
-  // A read of a regular file of any tree: feeds the prefetcher, then FileReader.
+  // A READ of `f` at `offset` for the rooms that learn from reads: the prefetcher's patterns
+  // and the hint, the fill's trigger.
+  void NoteRead(const TreeFile& f, uint64_t offset, uint64_t stream);
+  // A read of a regular file of any tree: NoteRead, then FileReader.
   Result<ReadData> ReadFile(const TreeFile& f, uint64_t offset, size_t size, uint64_t stream,
                             std::shared_ptr<const std::string> known = nullptr);
   // The regular file a READ of `ino` reads, or why there is none (control files excepted).
@@ -238,6 +244,7 @@ class Filesystem {
   std::unique_ptr<ReaderAccounting> readers_;
   std::unique_ptr<ControlDir> control_;
   std::unique_ptr<MissQueue> misses_;  // null with options_.miss_threads == 0
+  std::unique_ptr<Filler> filler_;     // null with fill off
   const bool remote_origin_;  // the origin sends requests over a network (RequestStats)
   std::atomic<const MemoryGovernor*> governor_{nullptr};
 };

@@ -10,6 +10,7 @@
 
 #include "cache/access_pattern.h"
 #include "fs/read/extent_types.h"
+#include "fs/readahead/fill_types.h"
 
 namespace mmfs::fs {
 
@@ -70,6 +71,9 @@ struct FilesystemOptions {
   unsigned miss_threads = 16;
   // A failing READ fails within this, counted from its arrival (a remote origin's retry budget).
   std::chrono::milliseconds read_bound{30000};
+  // Fetch the dataset into the cache ahead of its readers (fs/readahead/filler.h); the mount
+  // sets auto for a dataset from a URL.
+  FillOptions fill;
 };
 
 }  // namespace mmfs::fs

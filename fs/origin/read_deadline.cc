@@ -32,6 +32,12 @@ ScopedNoReadDeadline::ScopedNoReadDeadline() : saved_(t_context.deadline) {
 
 ScopedNoReadDeadline::~ScopedNoReadDeadline() { t_context.deadline = saved_; }
 
+ScopedReadStop::ScopedReadStop(const std::atomic<bool>* stop) : saved_(t_context.stop) {
+  t_context.stop = stop;
+}
+
+ScopedReadStop::~ScopedReadStop() { t_context.stop = saved_; }
+
 std::optional<std::chrono::steady_clock::time_point> CurrentReadDeadline() {
   return t_context.deadline;
 }

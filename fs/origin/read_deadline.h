@@ -51,6 +51,19 @@ class ScopedNoReadDeadline {
   std::optional<std::chrono::steady_clock::time_point> saved_;
 };
 
+// Until destroyed, origin reads on this thread retry no more once `*stop` is true (work of the
+// daemon's own that has no READ waiting, stopped with the daemon); the deadline stays.
+class ScopedReadStop {
+ public:
+  explicit ScopedReadStop(const std::atomic<bool>* stop);
+  ~ScopedReadStop();
+  ScopedReadStop(const ScopedReadStop&) = delete;
+  ScopedReadStop& operator=(const ScopedReadStop&) = delete;
+
+ private:
+  const std::atomic<bool>* saved_;
+};
+
 // This thread's deadline for origin reads, if one is set.
 std::optional<std::chrono::steady_clock::time_point> CurrentReadDeadline();
 // Whether this thread's reads were asked to stop retrying.

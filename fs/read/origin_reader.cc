@@ -157,6 +157,9 @@ void OriginReader::Report(OriginStats* out) const {
   out->prefetch_bytes = prefetch.bytes;
   out->warmup_reads = warm.reads;
   out->warmup_bytes = warm.bytes;
+  const CauseCounters fill = Counters(ReadCause::kFill);
+  out->fill_reads = fill.reads;
+  out->fill_bytes = fill.bytes;
   out->streamed = StreamedCounters();
   out->rereads = RefetchCounters();
   out->cost = CostEstimate();

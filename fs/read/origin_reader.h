@@ -60,6 +60,7 @@ enum class ReadCause : int {
   kDemand,    // a READ missed every tier (origin.reads / origin.bytes)
   kPrefetch,  // readahead, the hint, sample members loaded ahead (readahead.reads / .bytes)
   kWarmup,    // mmfs warmup (counted in origin.reads / origin.bytes too: it is not readahead)
+  kFill,      // a remote dataset fetched into the cache ahead of its readers (fill.reads / .bytes)
   kCount,
 };
 

@@ -145,6 +145,13 @@ void Prefetcher::RunJob(const cache::PrefetchJob& job) {
       buffer_.Put(k, std::move(b), job.pattern);
       continue;
     }
+    // Held on the SSD tier (a remount, the fill): read from there, never from the origin again.
+    if (cache::CacheTier* ssd = tiers_.ssd(); ssd != nullptr && ssd->Contains(k)) {
+      if (cache::Blob b = ssd->Lookup(k)) {
+        buffer_.Put(k, std::move(b), job.pattern);
+        continue;
+      }
+    }
     candidates.push_back(k);
   }
   std::vector<uint64_t> mine = buffer_.BeginLoad(candidates);

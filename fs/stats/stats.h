@@ -28,6 +28,7 @@
 #include "fs/origin/remote_stats.h"
 #include "fs/read/extent_types.h"
 #include "fs/read/miss_queue.h"
+#include "fs/readahead/fill_types.h"
 #include "fs/read/origin_cost_model.h"
 #include "fs/read/ranged_reader.h"
 
@@ -63,6 +64,7 @@ struct OriginStats {
   }
   uint64_t prefetch_reads = 0, prefetch_bytes = 0;
   uint64_t warmup_reads = 0, warmup_bytes = 0;
+  uint64_t fill_reads = 0, fill_bytes = 0;  // the fill's (fs/readahead/filler.h)
   uint64_t errors = 0;     // failed loads (TieredCache's count)
   uint64_t coalesced = 0;  // misses that waited for another caller's load
   // READs that waited for the origin on the miss threads, not a request thread (miss_queue.h).
@@ -247,6 +249,7 @@ struct StatsSnapshot {
   cache::ReadBufferCounters read_buffer;
   OriginStats origin;
   ExtentCounters extents;  // extent reads on demand misses (extent_reader.h)
+  FillStats fill;          // the dataset fetched ahead of its readers (fs/readahead/filler.h)
   ReadaheadStats readahead;
   std::optional<cache::ClusterCounters> cluster;  // with a cluster tier
   WhatIfStats what_if;

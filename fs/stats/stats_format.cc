@@ -2,6 +2,7 @@
 
 #include "base/json_text.h"
 #include "fs/stats/extents_json.h"
+#include "fs/stats/fill_json.h"
 #include "fs/stats/readers_json.h"
 
 namespace mmfs::fs {
@@ -228,7 +229,8 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
             {"member_bytes", o.member_bytes},
             {"neighbour_bytes", o.neighbour_bytes}}},
           {"prefetch", {{"reads", o.prefetch_reads}, {"bytes", o.prefetch_bytes}}},
-          {"warmup", {{"reads", o.warmup_reads}, {"bytes", o.warmup_bytes}}}}},
+          {"warmup", {{"reads", o.warmup_reads}, {"bytes", o.warmup_bytes}}},
+          {"fill", {{"reads", o.fill_reads}, {"bytes", o.fill_bytes}}}}},
         {"remote", RemoteJson(o.remote)},
         {"streamed",
          {{"verified_files", o.streamed.verified_files},
@@ -292,6 +294,7 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
   j["views"] = views;
   j["readers"] = ReadersToJson(s.readers);
   j["extents"] = ExtentsToJson(s.extents);
+  j["fill"] = FillToJson(s.fill);
   return j;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fs/stats/extents_json.h"
+#include "fs/stats/fill_json.h"
 #include "fs/stats/json_fields.h"
 #include "fs/stats/readers_json.h"
 
@@ -210,6 +211,8 @@ void OriginFromJson(const json& o, OriginStats* out) {
   Read(Part(by, "prefetch"), "bytes", &out->prefetch_bytes);
   Read(Part(by, "warmup"), "reads", &out->warmup_reads);
   Read(Part(by, "warmup"), "bytes", &out->warmup_bytes);
+  Read(Part(by, "fill"), "reads", &out->fill_reads);
+  Read(Part(by, "fill"), "bytes", &out->fill_bytes);
   if (!o.contains("by_cause")) {  // an older daemon: reads and bytes were the demand's
     Read(o, "reads", &out->demand_reads);
     Read(o, "bytes", &out->demand_bytes);
@@ -354,6 +357,11 @@ Result<StatsSnapshot> StatsFromJson(const json& j) {
     s.extents = ExtentsFromJson(Part(j, "extents"));
   } catch (const json::exception&) {
     s.extents = ExtentCounters();  // another version's section: none, like the readers'
+  }
+  try {
+    s.fill = FillFromJson(Part(j, "fill"));
+  } catch (const json::exception&) {
+    s.fill = FillStats();
   }
   return s;
 }

@@ -126,12 +126,14 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
   w.Family("mmfs_origin_cause_bytes_total", "counter",
            "Bytes read from the shards by cause: the files asked for, their samples' other "
            "members, neighbours (an extent's other samples, and the padding between files), "
-           "readahead, warm-up. Unlike mmfs_origin_bytes_total, readahead included.");
+           "readahead, warm-up, the fill. Unlike mmfs_origin_bytes_total, readahead and the fill "
+           "included.");
   const std::pair<const char*, uint64_t> causes[] = {{"asked", o.asked_bytes()},
                                                      {"members", o.member_bytes},
                                                      {"neighbours", o.neighbour_bytes},
                                                      {"readahead", o.prefetch_bytes},
-                                                     {"warmup", o.warmup_bytes}};
+                                                     {"warmup", o.warmup_bytes},
+                                                     {"fill", o.fill_bytes}};
   for (const auto& [cause, bytes] : causes) {
     w.Sample("mmfs_origin_cause_bytes_total", with(std::string("cause=\"") + cause + "\""),
              d(bytes));
@@ -191,6 +193,26 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              with("url=\"" + Escape(r.url) + "\",le=\"+Inf\""), d(below));
     w.Sample("mmfs_remote_request_seconds_sum", url, static_cast<double>(r.latency_sum_us) / 1e6);
     w.Sample("mmfs_remote_request_seconds_count", url, d(below));
+  }
+  const FillStats& f = s.fill;  // the dataset fetched ahead of its readers (filler.h)
+  if (f.mode != "off") {
+    w.Single("mmfs_fill_filling", "gauge", "1 while the fill fetches the dataset, else 0.", ds,
+             d(f.state == "filling" ? 1 : 0));
+    w.Single("mmfs_fill_target_bytes", "gauge",
+             "Bytes the fill covers: the dataset, or the share kept when it does not fit.", ds,
+             d(f.target_bytes));
+    w.Single("mmfs_fill_fetched_bytes_total", "counter", "Bytes the fill fetched and stored.", ds,
+             d(f.fetched_bytes));
+    w.Single("mmfs_fill_present_bytes_total", "counter",
+             "Bytes the fill found held already.", ds, d(f.present_bytes));
+    w.Single("mmfs_fill_failed_files_total", "counter",
+             "Files the fill could not fetch (left to their readers).", ds, d(f.failed_files));
+    w.Single("mmfs_fill_in_flight", "gauge", "The fill's requests in flight.", ds,
+             d(f.in_flight));
+    w.Single("mmfs_fill_bytes_per_second", "gauge",
+             "The fill's throughput over its last window.", ds, f.bytes_per_second);
+    w.Single("mmfs_fill_seconds_left", "gauge", "The fill's time left at that rate.", ds,
+             f.seconds_left);
   }
   const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)
   w.Single("mmfs_extent_reads_total", "counter",

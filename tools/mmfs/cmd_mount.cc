@@ -396,6 +396,13 @@ int RunMount(const MountArgs& in) {
   opts.fs.lock_index = opts.lock_index.value_or(SharedLimitMode(opts));
   // A READ queued for a remote store fails within the store's retry budget, from its arrival.
   if (dataset->remote_origin != nullptr) opts.fs.read_bound = dataset->remote_origin->retry().total;
+  // A dataset from a URL is fetched ahead of its readers once a training job is seen. Its
+  // demand misses then read their samples alone: the fill brings the rest, once, and an extent
+  // around a miss would fetch the same bytes a second time.
+  opts.fs.fill.mode = opts.fill.value_or(dataset->remote ? fs::FillMode::kAuto : fs::FillMode::kOff);
+  if (opts.fs.fill.mode != fs::FillMode::kOff && !opts.extents_given) {
+    opts.fs.extents.mode = fs::ExtentMode::kOff;
+  }
 
   if (args.foreground) {
     SetUpLogging(args.log_file, false);

@@ -75,6 +75,33 @@ void PrintHints(const fs::StatsSnapshot& s) {
   for (const std::string& h : hints) std::printf("  - %s\n", h.c_str());
 }
 
+// The fill: where it is, how fast the link goes, and the time left.
+void PrintFill(const fs::FillStats& f) {
+  if (f.mode == "off") return;
+  if (f.state == "waiting") {
+    std::printf("  fill      %s: waiting for a training job (a hint, or many files read)\n",
+                f.mode.c_str());
+    return;
+  }
+  const uint64_t covered = f.fetched_bytes + f.present_bytes;
+  std::printf("  fill      %s, %s: %s of %s%s (%s fetched, %s held already), %s files failed\n",
+              f.mode.c_str(), f.state.c_str(), Percent(covered, f.target_bytes).c_str(),
+              FormatBytes(f.target_bytes).c_str(),
+              f.share ? " (a share: the dataset does not fit)" : "",
+              FormatBytes(f.fetched_bytes).c_str(), FormatBytes(f.present_bytes).c_str(),
+              FormatCount(f.failed_files).c_str());
+  if (f.state == "filling") {
+    std::printf("            %s/s, %s of %s requests in flight, %s left; started: %s\n",
+                FormatBytes(static_cast<uint64_t>(f.bytes_per_second)).c_str(),
+                FormatCount(f.in_flight).c_str(), FormatCount(f.in_flight_target).c_str(),
+                f.seconds_left > 0 ? FormatDuration(f.seconds_left).c_str() : "unknown",
+                f.trigger.c_str());
+  } else {
+    std::printf("            %s requests in %s; started: %s\n", FormatCount(f.requests).c_str(),
+                FormatDuration(f.seconds).c_str(), f.trigger.c_str());
+  }
+}
+
 const fs::RequestStats* FindRequest(const fs::StatsSnapshot& s, const std::string& op) {
   for (const fs::RequestStats& r : s.requests) {
     if (r.op == op) return &r;
@@ -103,10 +130,11 @@ void PrintTiers(const fs::StatsSnapshot& s) {
               FormatBytes(o.demand_bytes + o.warmup_bytes).c_str(), FormatCount(o.errors).c_str(),
               FormatCount(o.coalesced).c_str());
   std::printf("  origin by cause: asked %s, sample members %s, neighbours and padding %s, "
-              "readahead %s, warm-up %s\n",
+              "readahead %s, warm-up %s, fill %s\n",
               FormatBytes(o.asked_bytes()).c_str(), FormatBytes(o.member_bytes).c_str(),
               FormatBytes(o.neighbour_bytes).c_str(), FormatBytes(o.prefetch_bytes).c_str(),
-              FormatBytes(o.warmup_bytes).c_str());
+              FormatBytes(o.warmup_bytes).c_str(), FormatBytes(o.fill_bytes).c_str());
+  PrintFill(s.fill);
   if (o.queued.reads > 0) {
     std::printf("  origin waits on miss threads: %s READs (%s started late), %s waiting, %s "
                 "running now\n",

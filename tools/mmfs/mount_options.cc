@@ -157,6 +157,12 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
     auto extents = fs::ParseExtentOption(value);
     if (!extents.ok()) return Bad(item, extents.status().message());
     out->fs.extents = *extents;
+    out->extents_given = true;
+  } else if (key == "fill") {
+    MMFS_ASSIGN_OR_RETURN(std::string value, NonEmptyValue(item, "auto, on or off"));
+    auto mode = fs::ParseFillMode(value);
+    if (!mode.ok()) return Bad(item, mode.status().message());
+    out->fill = *mode;
   } else if (key == "cluster_cache") {
     MMFS_ASSIGN_OR_RETURN(std::string value, NonEmptyValue(item, "HOST:PORT[,HOST:PORT...]"));
     auto servers = cache::ClusterTier::ParseServers(value);

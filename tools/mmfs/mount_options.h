@@ -55,6 +55,10 @@ struct ParsedMountOptions {
   // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
   bool cache_listings = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
+  // -o fill: fetch the dataset ahead of its readers (fs/readahead/filler.h); nullopt: auto for a
+  // dataset from a URL, off for a local one.
+  std::optional<fs::FillMode> fill;
+  bool extents_given = false;  // -o extents was given: the fill does not turn extents off
   std::optional<uint64_t> memory;            // -o memory / --memory; nullopt: derived
   std::optional<uint64_t> ram_cache;         // -o ram_cache / --ram-cache; nullopt: default
   // The memory the daemon may use and how it is split (fs/memory/memory_budget.h); no limit when

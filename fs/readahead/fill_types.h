@@ -1,0 +1,51 @@
+// The fill's options and counters (fs/readahead/filler.h): plain values, for the mount's
+// options and the stats, without the filler's threads.
+//
+// Thread-safety: values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace mmfs::fs {
+
+enum class FillMode { kAuto, kOn, kOff };
+
+// "auto", "on" or "off"; InvalidArgument naming the accepted words otherwise.
+Result<FillMode> ParseFillMode(std::string_view word);
+const char* FillModeName(FillMode mode);
+
+struct FillOptions {
+  FillMode mode = FillMode::kOff;
+  uint64_t chunk_bytes = 8ull << 20;          // one request reads at most this
+  unsigned first_in_flight = 2;
+  unsigned max_in_flight = 16;
+  uint64_t max_bytes_in_flight = 96ull << 20;
+  uint64_t trigger_files = 64;                // auto: distinct files read before it starts
+  double share_of_cache = 0.9;                // of the target tier's budget
+  uint64_t max_file_bytes = 64ull << 20;      // larger files are left to their readers
+  std::chrono::milliseconds window{500};      // throughput is measured over this
+};
+
+struct FillStats {
+  std::string mode = "off";  // FillModeName
+  // "off", "waiting" (auto: no training job seen yet), "filling", "done", "stopped"
+  std::string state = "off";
+  std::string trigger;  // why it started ("64 files read", "a hint", "-o fill=on")
+  bool share = false;   // the dataset does not fit the tier: a share is kept
+  uint64_t target_files = 0, target_bytes = 0;    // what the fill covers (all, or the share)
+  uint64_t fetched_files = 0, fetched_bytes = 0;  // fetched by the fill, checked and stored
+  uint64_t present_files = 0, present_bytes = 0;  // already held when the fill came to them
+  uint64_t failed_files = 0;                      // left to their readers (the read failed)
+  uint64_t requests = 0;
+  uint64_t in_flight = 0, in_flight_target = 0;
+  double bytes_per_second = 0;  // over the last window
+  double seconds_left = 0;      // at that rate; 0 when unknown or done
+  double seconds = 0;           // since it started
+};
+
+}  // namespace mmfs::fs

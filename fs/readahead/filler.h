@@ -1,0 +1,123 @@
+// Filler: fetches a dataset from a remote store into the local cache ahead of its readers, in
+// large ranged reads with as many in flight as fill the link, so that a first epoch from a
+// bucket runs at the speed of the link and every byte crosses it once.
+//
+// What is fetched: the dataset's files in index order (pack order, so runs of neighbours in a
+// shard are one request of up to `chunk_bytes`), skipping what the target tier holds already (a
+// remount, the readers' own misses) and files too large to load whole (left to their readers).
+// Into the SSD tier, or the RAM tier without one. When the dataset fits the tier (a margin
+// kept), all of it; when it does not, a share: the files in index order up to the tier's budget
+// times `share_of_cache`, and the tier admits from then on only that share (SetAdmitBelow), so
+// the share stays from epoch to epoch and only the rest is read per epoch, sample by sample.
+//
+// When: `on` at once; `auto` once a training job is seen, not a look into the mount: when
+// `trigger_files` distinct files (or half the dataset's files, if fewer) have been read (READs at
+// offset 0 of originals), or an order is written to the hint. `ls`, `stat`, `find` and reading a handful of files fetch nothing.
+//
+// How fast: a hill-climb on requests in flight. It starts with `first_in_flight`, measures the
+// bytes that land every `window`, and grows by half while throughput rises by a tenth or more;
+// when it falls well below the best seen it steps back by one. The requests in flight hold at
+// most `max_bytes_in_flight`. Demand misses go first: each READ being served on a miss thread
+// takes one of the fill's places (`demand_in_flight`).
+//
+// A store that fails: files of a read that failed are left to their readers, counted; after
+// failures the fill waits (1 s, doubling to 30 s) before its next request, and goes on.
+//
+// Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
+// owns its threads (the controller and up to max_in_flight workers), stopped and joined by the
+// destructor, whose requests then retry no more (fs/origin/read_deadline.h).
+// Thread-safety: all methods are thread-safe. mu_ guards the cursor and the controller's state;
+// no lock is held while reading the origin or inserting into a tier.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "cache/tier_stack.h"
+#include "fs/format/dataset.h"
+#include "fs/read/origin_reader.h"
+#include "fs/readahead/fill_types.h"
+
+namespace mmfs::fs {
+
+class Filler {
+ public:
+  // `demand_in_flight`: READs being served from the store now (the miss threads' running jobs).
+  Filler(const format::Dataset& dataset, OriginReader& origin, cache::TierStack& tiers,
+         FillOptions options, std::function<uint64_t()> demand_in_flight);
+  ~Filler();
+  Filler(const Filler&) = delete;
+  Filler& operator=(const Filler&) = delete;
+
+  // A READ at offset 0 of original `entry_index` (auto: counted towards the trigger).
+  void NoteRead(uint64_t entry_index);
+  // Starts the fill now (auto or on), saying why; later calls do nothing.
+  void Trigger(const std::string& why);
+  // Waits until the fill is done or stopped, or `timeout` passes (tests, tools); true if done.
+  bool WaitDone(std::chrono::milliseconds timeout);
+  FillStats Stats() const;
+
+ private:
+  struct Batch {
+    std::vector<format::Entry> files;
+    uint64_t bytes = 0;
+  };
+  void Control();  // the controller thread
+  void Work();     // a worker thread
+  // Plans what the fill covers (the share, if any) and bounds the tier to it. REQUIRES: mu_.
+  void PlanLocked();
+  // The next run of neighbours to read, from the cursor. REQUIRES: mu_.
+  Batch NextLocked();
+  // Whether a worker may start a request now. REQUIRES: mu_.
+  bool MayStartLocked() const;
+  // Hill-climb step on the last window's throughput. REQUIRES: mu_.
+  void AdjustLocked(double bytes_per_second);
+
+  const format::Dataset& dataset_;
+  OriginReader& origin_;
+  cache::CacheTier* const target_;
+  const FillOptions options_;
+  const std::function<uint64_t()> demand_in_flight_;
+
+  // auto: the files read so far, one bit each, until the trigger.
+  std::unique_ptr<std::atomic<uint64_t>[]> seen_;
+  std::atomic<uint64_t> distinct_{0};
+  std::atomic<bool> triggered_{false};
+  std::atomic<bool> stop_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // the cursor, the places in flight, the trigger, the stop
+  std::string state_ = "waiting";  // guarded by mu_
+  std::string trigger_;            // guarded by mu_
+  bool planned_ = false;           // guarded by mu_
+  bool share_ = false;             // guarded by mu_
+  uint64_t cursor_ = 0;            // the next entry to look at; guarded by mu_
+  uint64_t end_ = 0;               // entries below it are covered; guarded by mu_
+  uint64_t target_files_ = 0, target_bytes_ = 0;  // guarded by mu_
+  unsigned in_flight_ = 0;         // guarded by mu_
+  uint64_t bytes_in_flight_ = 0;   // guarded by mu_
+  unsigned target_in_flight_ = 0;  // guarded by mu_
+  double best_rate_ = 0;           // guarded by mu_
+  double last_rate_ = 0;           // guarded by mu_
+  bool exhausted_ = false;         // the cursor reached the end; guarded by mu_
+  bool finished_ = false;          // no pass follows: the workers end; guarded by mu_
+  std::chrono::steady_clock::time_point resume_at_{};  // after failures; guarded by mu_
+  std::chrono::milliseconds backoff_{0};               // guarded by mu_
+  std::chrono::steady_clock::time_point started_{};    // guarded by mu_
+  std::chrono::steady_clock::time_point ended_{};      // guarded by mu_
+
+  std::atomic<uint64_t> fetched_files_{0}, fetched_bytes_{0}, present_files_{0},
+      present_bytes_{0}, failed_files_{0}, requests_{0};
+  std::thread controller_;  // last: started once the members it uses exist
+};
+
+}  // namespace mmfs::fs

@@ -1,0 +1,154 @@
+// The fill of a dataset mounted by URL (fs/readahead/filler.h), end to end against nginx on
+// 127.0.0.1, whose access log counts the bytes of every request:
+//   - a look into the mount (ls -lR, find, stat, three files read) fetches none of the rest;
+//   - the start of an epoch (64 files read) starts the fill, which brings the rest of the dataset
+//     into the SSD tier, each shard byte fetched about once; the epoch then reads nothing from
+//     the store, and a remount nothing but the shards' checks;
+//   - a dataset larger than the SSD tier keeps a share there, and a second epoch after a
+//     remount fetches only the rest.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/mount_helper.h"
+#include "tests/nginx_helper.h"
+#include "tests/origin/remote_mount_fixture.h"
+#include "tests/test_util.h"
+
+namespace mmfs {
+namespace {
+
+class FillMountTest : public RemoteMountTest {
+ protected:
+  int ExtraFiles() const override { return 120; }
+  void SetUp() override {
+    RemoteMountTest::SetUp();
+    if (HasFatalFailure()) return;
+    testing::NginxOptions o;
+    o.access_log = true;
+    server = std::make_unique<testing::NginxServer>(o);
+    fsys::copy(dataset(), server->www() + "/ds.mmfs", fsys::copy_options::recursive);
+    ASSERT_TRUE(server->Start()) << server->ErrorLog();
+    url = server->url() + "/ds.mmfs";
+    for (const auto& e : fsys::directory_iterator(dataset())) {
+      if (e.path().extension() == ".mdb") shard_bytes += e.file_size();
+    }
+  }
+  // Body bytes nginx sent for the shards so far (the combined log: `"GET /x" STATUS BYTES`).
+  uint64_t ShardBytesSent() const {
+    std::istringstream log(server->AccessLog());
+    uint64_t total = 0;
+    for (std::string line; std::getline(log, line);) {
+      const size_t request = line.find("\"GET /ds.mmfs/shard-");
+      if (request == std::string::npos) continue;
+      const size_t end = line.find('"', request + 1);
+      if (end == std::string::npos) continue;
+      std::istringstream rest(line.substr(end + 1));
+      int status = 0;
+      uint64_t bytes = 0;
+      rest >> status >> bytes;
+      total += bytes;
+    }
+    return total;
+  }
+  nlohmann::json Fill() const { return testing::StatsJson(mnt())["fill"]; }
+  bool FillDone() const {
+    const nlohmann::json f = Fill();
+    return f.is_object() && f["state"] == "done";
+  }
+
+  std::unique_ptr<testing::NginxServer> server;
+  std::string url;
+  uint64_t shard_bytes = 0;
+};
+
+TEST_F(FillMountTest, ALookFetchesNothingAndAnEpochFetchesTheDatasetOnce) {
+  auto mount = std::make_unique<testing::ForegroundMount>(
+      url, mnt(), std::vector<std::string>{"--cache-dir", cache.path() + "/c"});
+  ASSERT_TRUE(mount->mounted());
+  const uint64_t checks = ShardBytesSent();  // the shards' magic, read at mount
+  EXPECT_EQ(testing::Shell("ls -lR '" + mnt() + "' > /dev/null && find '" + mnt() +
+                           "' -type f | wc -l > /dev/null")
+                .exit_code,
+            0);
+  std::vector<std::string> three;
+  for (const std::string& f : files) {
+    if (f.rfind("many/", 0) == 0 && three.size() < 3) three.push_back(f);
+  }
+  for (const auto& [rel, error] : ReadAll(three)) EXPECT_EQ(error, 0);
+  EXPECT_EQ(Fill()["state"], "waiting");
+  EXPECT_LT(ShardBytesSent() - checks, shard_bytes / 100 + (64 << 10))
+      << "a look fetched more than it read";
+
+  // The start of an epoch: the trigger's worth of distinct files read. The fill then brings
+  // the rest (the two large files among them) while the epoch reads on.
+  std::vector<std::string> start;
+  for (const std::string& f : files) {
+    if (f.rfind("many/", 0) == 0 && start.size() < 64) start.push_back(f);
+  }
+  for (const auto& [rel, error] : ReadAll(start)) EXPECT_EQ(error, 0) << rel;
+  ASSERT_TRUE(testing::WaitFor([&] { return FillDone(); }, 60)) << Fill().dump();
+  const nlohmann::json f = Fill();
+  EXPECT_EQ(f["trigger"], "64 files read");
+  EXPECT_FALSE(f["share"].get<bool>());
+  EXPECT_EQ(f["failed_files"].get<uint64_t>(), 0u);
+  EXPECT_GE(f["fetched"]["bytes"].get<uint64_t>(), 1400u << 10) << "the large files";
+  EXPECT_EQ(f["fetched"]["files"].get<uint64_t>() + f["present"]["files"].get<uint64_t>(),
+            f["target"]["files"].get<uint64_t>());
+  const uint64_t filled = ShardBytesSent();
+  EXPECT_EQ(Diff(), "");
+  EXPECT_EQ(ShardBytesSent(), filled) << "the rest of the epoch read nothing from the store";
+  // Each shard byte about once, between the readers' own misses and the fill.
+  const uint64_t fetched = ShardBytesSent() - checks;
+  EXPECT_LE(static_cast<double>(fetched), 1.05 * static_cast<double>(shard_bytes))
+      << fetched << " bytes for shards of " << shard_bytes;
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+
+  // A remount reads every file from the SSD tier: no shard byte but the checks.
+  const uint64_t before = ShardBytesSent();
+  auto again = std::make_unique<testing::ForegroundMount>(
+      url, mnt(), std::vector<std::string>{"--cache-dir", cache.path() + "/c"});
+  ASSERT_TRUE(again->mounted());
+  const uint64_t remount_checks = ShardBytesSent() - before;
+  EXPECT_EQ(Diff(), "");
+  EXPECT_EQ(ShardBytesSent() - before, remount_checks);
+  EXPECT_EQ(again->StopWith(SIGTERM), 0);
+}
+
+TEST_F(FillMountTest, ADatasetLargerThanTheSsdTierKeepsAShareAndLaterEpochsFetchTheRest) {
+  const std::vector<std::string> options = {"--cache-dir", cache.path() + "/c", "--ssd-cache",
+                                            "1M", "-o", "fill=on"};
+  auto mount = std::make_unique<testing::ForegroundMount>(url, mnt(), options);
+  ASSERT_TRUE(mount->mounted());
+  ASSERT_TRUE(testing::WaitFor([&] { return FillDone(); }, 60)) << Fill().dump();
+  const nlohmann::json f = Fill();
+  EXPECT_TRUE(f["share"].get<bool>()) << f.dump();
+  EXPECT_EQ(f["trigger"], "-o fill=on");
+  const uint64_t share = f["target"]["bytes"].get<uint64_t>();
+  EXPECT_GT(share, 0u);
+  EXPECT_LT(share, 1u << 20);
+  EXPECT_EQ(Diff(), "");
+  EXPECT_EQ(mount->StopWith(SIGTERM), 0);
+
+  // The next epoch, in a new mount (nothing in RAM): the share comes from the SSD tier, and
+  // only the rest from the store.
+  const uint64_t before = ShardBytesSent();
+  auto again = std::make_unique<testing::ForegroundMount>(url, mnt(), options);
+  ASSERT_TRUE(again->mounted());
+  ASSERT_TRUE(testing::WaitFor([&] { return FillDone(); }, 60)) << Fill().dump();
+  EXPECT_EQ(Fill()["fetched"]["bytes"].get<uint64_t>(), 0u) << "the share was still there";
+  EXPECT_EQ(Diff(), "");
+  const uint64_t epoch2 = ShardBytesSent() - before;
+  EXPECT_LE(static_cast<double>(epoch2),
+            1.1 * static_cast<double>(shard_bytes - share) + (64 << 10))
+      << epoch2 << " bytes for shards of " << shard_bytes << " with a share of " << share;
+  EXPECT_EQ(again->StopWith(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace mmfs
