@@ -17,6 +17,10 @@ pulls are counted apart):
   s3fs          s3fs bkt:/files-N, path-style, through the proxy
   rclone        rclone mount --vfs-cache-mode full, its cache in TMP, through the proxy
 
+The reference in every run (unless --no-aws-cp): `aws s3 cp --recursive` of the packed dataset
+through the same proxy (the AWS CLI, Debian's awscli), what a user does without mmfs; a first
+epoch of mmfs s3 is measured against its time and its bytes.
+
 Workloads (bench/workloads.py): a first raw DataLoader epoch (2 workers, batch 64, shuffled;
 cold: a fresh mount, empty cache directories, page cache dropped), a second epoch on the same
 mount, cold random whole-image reads by one process for --random-seconds, and the mount time of
@@ -51,6 +55,8 @@ import bench
 from bench import PY, cpu_seconds, drop_caches, is_mounted, log, run, wait_for
 
 S3RVER = "/opt/mmfs-test-servers/node_modules/.bin/s3rver"
+# Debian's AWS CLI (awscli), not one another Python on the PATH may have.
+AWS = "/usr/bin/aws"
 PROXY = os.path.join(bench.HERE, "delay_proxy.py")
 BUCKET = "bkt"
 KEY, SECRET, REGION = "S3RVER", "S3RVER", "us-east-1"
@@ -63,6 +69,10 @@ TARGETS = [  # (figure key, description, predicate on the value, shown as)
     ("epoch1_vs_rclone", "first epoch, mmfs s3 vs rclone", lambda v: v >= 5, ">= 5x"),
     ("epoch1_origin_share", "epoch-1 origin bytes / dataset, mmfs s3", lambda v: v <= 1.15,
      "<= 1.15x"),
+    ("epoch1_vs_aws_cp", "first epoch, mmfs s3 / aws s3 cp of the packed dataset (time)",
+     lambda v: v <= 1.25, "<= 1.25x"),
+    ("epoch1_origin_vs_packed", "epoch-1 origin bytes, mmfs s3 / aws s3 cp's",
+     lambda v: v <= 1.02, "<= 1.02x"),
     ("epoch2_vs_local", "epoch 2, mmfs s3 vs mmfs local", lambda v: v >= 0.9, ">= 0.9x"),
     ("random_vs_s3fs", "cold random reads x1, mmfs s3 vs s3fs", lambda v: v >= 10, ">= 10x"),
     ("meta_mount_fresh", "1M-entry remote mount, fresh (s)", lambda v: v < 5, "< 5 s"),
@@ -523,6 +533,28 @@ def proxy_check(proxy, store, dataset, prefix, result):
         f"s3rver cpu {d['store_cpu_seconds']:.2f} s")
 
 
+def aws_copy(proxy, store, prefix, tmp, result):
+    """The reference a user has without mmfs: `aws s3 cp --recursive` of the packed dataset
+    through the same proxy (AWS CLI's default 10 requests at once), timed, its bytes counted."""
+    dest = os.path.join(tmp, "aws-cp")
+    shutil.rmtree(dest, ignore_errors=True)
+    snap = Snapshot(proxy, store, "awscp")
+    env = child_env()
+    env.update(AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null",
+               AWS_EC2_METADATA_DISABLED="true", AWS_PAGER="")
+    r = run([AWS, "s3", "cp", "--recursive", "--only-show-errors", "--endpoint-url",
+             proxy.endpoint("awscp"), f"s3://{BUCKET}/{prefix}", dest], check=False, env=env)
+    d = snap.delta()
+    shutil.rmtree(dest, ignore_errors=True)
+    if r.returncode != 0:
+        log(f"aws s3 cp failed: {r.stderr.strip()[-500:]}")
+        return
+    result["aws_cp"] = d
+    log(f"aws s3 cp --recursive: {d['origin_bytes'] / 1e6:.0f} MB in {d['wall_seconds']:.2f} s "
+        f"({d['origin_bytes'] / d['wall_seconds'] / 1e6:.0f} MB/s), "
+        f"{d['origin_requests']} requests")
+
+
 def epoch_time(res, name, e):
     """(seconds scaled to the whole dataset, scaled or not) of epoch e of a peer."""
     r = res[name]
@@ -541,6 +573,10 @@ def figures(res):
         f["epoch1_vs_rclone"] = epoch_time(res, rcl, 1)[0] / epoch_time(res, s3, 1)[0]
     if have(s3):
         f["epoch1_origin_share"] = res[s3]["epoch1"]["origin_bytes"] / res[s3]["sample_bytes"]
+    if have(s3, "aws_cp"):
+        f["epoch1_vs_aws_cp"] = epoch_time(res, s3, 1)[0] / res["aws_cp"]["wall_seconds"]
+        f["epoch1_origin_vs_packed"] = (res[s3]["epoch1"]["origin_bytes"]
+                                        / res["aws_cp"]["origin_bytes"])
     if have(s3, loc):
         f["epoch2_vs_local"] = epoch_time(res, loc, 2)[0] / epoch_time(res, s3, 2)[0]
     if "meta" in res:
@@ -587,6 +623,12 @@ def table(res, meta):
                   f"from the cache directory {m['again_seconds']:.3f} s (runs "
                   f"{runs('again_runs')}; page cache dropped before each), and with the page "
                   f"cache warm {m['warm_seconds']:.3f} s (runs {runs('warm_runs')})"]
+    if "aws_cp" in res:
+        c = res["aws_cp"]
+        lines += ["", f"aws s3 cp --recursive of the packed dataset through the proxy: "
+                  f"{c['origin_bytes'] / 1e6:.0f} MB in {c['wall_seconds']:.2f} s "
+                  f"({c['origin_bytes'] / c['wall_seconds'] / 1e6:.0f} MB/s), "
+                  f"{c['origin_requests']} requests"]
     if "proxy_check" in res:
         c = res["proxy_check"]
         lines += ["", f"Proxy alone: {c['object_bytes'] / 1e6:.0f} MB in {c['wall_seconds']:.2f} s "
@@ -618,6 +660,8 @@ def main():
     ap.add_argument("--peers", default="native,mmfs local,mmfs s3,s3fs,rclone",
                     help="comma-separated, of: native, mmfs local, mmfs s3, s3fs, rclone")
     ap.add_argument("--no-meta", action="store_true", help="skip the 1M-entry mount")
+    ap.add_argument("--no-aws-cp", action="store_true",
+                    help="skip the aws s3 cp reference (the AWS CLI, Debian's awscli)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (drop_caches, FUSE mounts)")
@@ -656,7 +700,7 @@ def main():
             stack.callback(store.stop)
             store.start()
             proxy = DelayProxy(store.port, ["s3fs=0", "rclone=0",
-                                            "mmfs=0", "check=0"],
+                                            "mmfs=0", "check=0", "awscp=0"],
                                args.delay_ms, args.bandwidth)
             stack.callback(proxy.stop)
             proxy.start()
@@ -672,6 +716,8 @@ def main():
             meta["upload_seconds"] = upload(store, config, uploads,
                                             os.path.join(work, "s3rver", "stamp"))
             proxy_check(proxy, store, dataset, f"packed-{n}", res)
+            if not args.no_aws_cp:
+                aws_copy(proxy, store, f"packed-{n}", tmp, res)
 
             known = {
                 "native": lambda: Peer("native", src),

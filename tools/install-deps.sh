@@ -58,7 +58,8 @@ tests=(
 case "$profile" in
   --demo) packages=("${demo[@]}") ;;
   --all) packages=("${demo[@]}" "${tests[@]}") ;;
-  --bench) packages=("${demo[@]}" "${tests[@]}" squashfs-tools squashfuse time linux-perf valgrind) ;;
+  --bench) packages=("${demo[@]}" "${tests[@]}" squashfs-tools squashfuse time linux-perf valgrind
+                    awscli rclone s3fs) ;;
   *) echo "usage: $0 [--demo | --all | --bench]" >&2; exit 2 ;;
 esac
 test_servers=0
