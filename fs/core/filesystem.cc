@@ -391,7 +391,8 @@ Result<TreeFile> Filesystem::FileForIno(uint64_t ino) const {
 
 void Filesystem::NoteRead(const TreeFile& f, uint64_t offset, uint64_t stream) {
   prefetcher_->OnRead(f, offset, stream);
-  if (filler_ != nullptr && offset == 0) filler_->NoteRead(f.entry.index);
+  // The fill brings originals: a view's files say nothing of a job that wants them.
+  if (filler_ != nullptr && offset == 0 && f.tree == 0) filler_->NoteRead(f.entry.index);
 }
 
 Result<ReadData> Filesystem::ReadFile(const TreeFile& f, uint64_t offset, size_t size,

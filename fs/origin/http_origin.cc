@@ -181,8 +181,12 @@ Result<std::string> HttpOrigin::GetRange(ShardRef ref, const Shard& s, uint64_t 
   if (response.failure != TransportFailure::kNone || response.status != 206) {
     stats_.NoteError();
     Status failed = Failed(response, s.url);
-    // Retried for most of the budget: the same bytes are not asked for again at once.
-    if (failed_for_good) failed_.Note(ref, offset, len, failed, FailedRanges::Clock::now());
+    // Retried for most of the budget, for a READ: the same bytes are not asked for again at
+    // once. The daemon's own large reads (the fill, prefetch) are not remembered: a span of
+    // megabytes would fail the READs of every file in it.
+    if (failed_for_good && CurrentReadDeadline().has_value()) {
+      failed_.Note(ref, offset, len, failed, FailedRanges::Clock::now());
+    }
     return failed;
   }
   if (!s.etag.empty() && !response.etag.empty() && response.etag != s.etag) return replaced();

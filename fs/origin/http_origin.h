@@ -12,7 +12,7 @@
 // Requests that fail for a reason worth another try (RetryPolicy: timeouts, connection errors,
 // 5xx, 429) are tried again with backoff, within the policy's total time or the thread's READ
 // deadline (read_deadline.h), whichever ends first, then fail with an IoError naming the URL.
-// A range that kept failing for most of the budget fails again at once for a few seconds
+// A range a READ's load kept failing for most of the budget fails again at once for a few seconds
 // (FailedRanges), so that the kernel's second READ and the other readers of those bytes do not
 // wait out the budget again; nothing else is sticky. What it did is counted (RemoteStats).
 //

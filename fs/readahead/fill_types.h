@@ -33,7 +33,8 @@ struct FillOptions {
 
 struct FillStats {
   std::string mode = "off";  // FillModeName
-  // "off", "waiting" (auto: no training job seen yet), "filling", "done", "stopped"
+  // "off", "waiting" (auto: no training job seen yet), "filling", "done", "stopped", "failed"
+  // (the store failed every read for a while: its readers read it)
   std::string state = "off";
   std::string trigger;  // why it started ("64 files read", "a hint", "-o fill=on")
   bool share = false;   // the dataset does not fit the tier: a share is kept
@@ -41,7 +42,8 @@ struct FillStats {
   uint64_t fetched_files = 0, fetched_bytes = 0;  // fetched by the fill, checked and stored
   uint64_t present_files = 0, present_bytes = 0;  // already held when the fill came to them
   uint64_t failed_files = 0;                      // left to their readers (the read failed)
-  uint64_t requests = 0;
+  uint64_t not_stored_files = 0;                  // fetched, but the tier did not keep them
+  uint64_t requests = 0;  // reads of the origin that succeeded (a read may span many files)
   uint64_t in_flight = 0, in_flight_target = 0;
   double bytes_per_second = 0;  // over the last window
   double seconds_left = 0;      // at that rate; 0 when unknown or done

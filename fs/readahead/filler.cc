@@ -13,10 +13,10 @@ namespace mmfs::fs {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-// The SSD tier drops what its write queue cannot hold: a worker lets the queue drain first.
-constexpr uint64_t kMaxPendingWrites = 24ull << 20;
 // Passes over what failed before the fill gives up on it (its readers still read it).
 constexpr int kMaxPasses = 3;
+// Reads that found nothing, one after the other, before the fill stops.
+constexpr int kMaxFailuresInARow = 8;
 }  // namespace
 
 Result<FillMode> ParseFillMode(std::string_view word) {
@@ -78,80 +78,95 @@ void Filler::NoteRead(uint64_t entry_index) {
 }
 
 void Filler::Trigger(const std::string& why) {
-  if (options_.mode == FillMode::kOff || triggered_.exchange(true)) return;
+  if (options_.mode == FillMode::kOff || triggered_.load()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (triggered_.exchange(true)) return;
     trigger_ = why;
   }
   cv_.notify_all();
 }
 
 bool Filler::WaitDone(std::chrono::milliseconds timeout) {
+  if (options_.mode == FillMode::kOff) return false;
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return state_ == "done" || state_ == "stopped"; }) &&
+  return cv_.wait_for(lock, timeout, [&] { return state_ == "done" || state_ == "stopped" ||
+                                                   state_ == "failed"; }) &&
          state_ == "done";
 }
 
-void Filler::PlanLocked() {
-  // Everything the fill could fetch, in index order; the share is its start.
+bool Filler::Fetchable(const format::Entry& e) const {
+  return e.is_regular() && e.size() > 0 && e.size() <= options_.max_file_bytes &&
+         e.size() <= target_->MaxEntryBytes();
+}
+
+void Filler::Plan() {
+  // Everything the fill could fetch, in index order; the share is its start. Done before the
+  // trigger (it reads the index only), so that a share's bound holds from the mount on.
   const uint64_t entries = dataset_.entry_count();
   const uint64_t budget = target_->Counters().bytes_budget;
   const double room = static_cast<double>(budget) * options_.share_of_cache;
-  uint64_t files = 0, bytes = 0, share_end = entries;
+  uint64_t files = 0, bytes = 0, share_end = entries, share_files = 0, share_bytes = 0;
   for (uint64_t i = 0; i < entries; ++i) {
     auto e = dataset_.GetEntry(i);
-    if (!e.ok() || !e->is_regular() || e->size() > options_.max_file_bytes) continue;
-    if (share_end == entries && static_cast<double>(bytes + e->size()) > room) share_end = i;
+    if (!e.ok() || !Fetchable(*e)) continue;
+    if (share_end == entries && static_cast<double>(bytes + e->size()) > room) {
+      share_end = i;
+      share_files = files;
+      share_bytes = bytes;
+    }
     ++files;
     bytes += e->size();
   }
-  share_ = share_end < entries;
-  end_ = share_end;
-  if (!share_) {
-    target_files_ = files;
-    target_bytes_ = bytes;
-  } else {
-    target_files_ = target_bytes_ = 0;
-    for (uint64_t i = 0; i < share_end; ++i) {
-      auto e = dataset_.GetEntry(i);
-      if (!e.ok() || !e->is_regular() || e->size() > options_.max_file_bytes) continue;
-      ++target_files_;
-      target_bytes_ += e->size();
-    }
-    // The share stays: the other files, read each epoch, are not admitted in its place.
+  const bool share = share_end < entries;
+  if (share) {
+    // The share stays: the other files, read each epoch, are not admitted in its place, and
+    // those held from before (an earlier mount) make room for it now.
     target_->SetAdmitBelow(share_end);
+    for (uint64_t i = share_end; i < entries; ++i) {
+      if (target_->Contains(i)) target_->Erase(i);
+    }
   }
-  planned_ = true;
-  spdlog::info("fill: {} ({}), {} {} files, {} into the {} tier{}", trigger_,
-               FillModeName(options_.mode), share_ ? "a share of" : "all", target_files_,
-               FormatBytes(target_bytes_), target_->name(),
-               share_ ? " (the dataset, " + FormatBytes(bytes) + ", does not fit its " +
-                            FormatBytes(budget) + ")"
-                      : "");
+  std::lock_guard<std::mutex> lock(mu_);
+  share_ = share;
+  end_ = share_end;
+  target_files_ = share ? share_files : files;
+  target_bytes_ = share ? share_bytes : bytes;
+  dataset_bytes_ = bytes;
+  budget_ = budget;
 }
 
 Filler::Batch Filler::NextLocked() {
   Batch b;
   uint32_t shard = 0;
+  uint64_t first = 0;
   while (cursor_ < end_) {
     auto e = dataset_.GetEntry(cursor_);
-    if (!e.ok() || !e->is_regular() || e->size() == 0 || e->size() > options_.max_file_bytes) {
+    if (!e.ok() || !Fetchable(*e)) {
       ++cursor_;
       continue;
     }
     if (target_->Contains(e->index)) {
-      // Held already (a remount, a reader's miss): a gap, which ends the run being read.
-      present_files_.fetch_add(1, std::memory_order_relaxed);
-      present_bytes_.fetch_add(e->size(), std::memory_order_relaxed);
+      // Held already (a remount, a reader's miss, an earlier pass): a gap, which ends the run.
+      if (pass_ == 1) {
+        present_files_.fetch_add(1, std::memory_order_relaxed);
+        present_bytes_.fetch_add(e->size(), std::memory_order_relaxed);
+      }
       ++cursor_;
       if (!b.files.empty()) break;
       continue;
     }
-    if (!b.files.empty() &&
-        (e->record.shard != shard || b.bytes + e->size() > options_.chunk_bytes)) {
+    // One request: one shard, its span (LMDB's pages between the files included) within a
+    // chunk, as OriginReader::ReadCoalesced reads it.
+    const uint64_t end = e->record.data_offset + e->size();
+    if (!b.files.empty() && (e->record.shard != shard || e->record.data_offset < first ||
+                             end - first > options_.chunk_bytes)) {
       break;
     }
-    shard = e->record.shard;
+    if (b.files.empty()) {
+      shard = e->record.shard;
+      first = e->record.data_offset;
+    }
     b.bytes += e->size();
     b.files.push_back(*e);
     ++cursor_;
@@ -168,33 +183,47 @@ bool Filler::MayStartLocked() const {
   return in_flight_ == 0 || bytes_in_flight_ + options_.chunk_bytes <= options_.max_bytes_in_flight;
 }
 
-void Filler::AdjustLocked(double rate) {
-  if (rate <= 0) return;
-  const unsigned cap = static_cast<unsigned>(std::max<uint64_t>(
+unsigned Filler::MaxInFlight() const {
+  return static_cast<unsigned>(std::max<uint64_t>(
       1, std::min<uint64_t>(options_.max_in_flight,
-                            options_.max_bytes_in_flight / std::max<uint64_t>(1, options_.chunk_bytes))));
+                            options_.max_bytes_in_flight /
+                                std::max<uint64_t>(1, options_.chunk_bytes))));
+}
+
+void Filler::AdjustLocked(double rate) {
+  // The best rate fades, so that a lucky window does not hold the fill back for good, and a
+  // step back is followed by new probes upward.
+  best_rate_ *= 0.95;
   if (rate > best_rate_ * 1.1) {
     // Still rising: more in flight, while the link takes it.
     best_rate_ = rate;
-    target_in_flight_ = std::min(cap, target_in_flight_ + std::max(1u, target_in_flight_ / 2));
+    target_in_flight_ =
+        std::min(MaxInFlight(), target_in_flight_ + std::max(1u, target_in_flight_ / 2));
   } else if (rate < best_rate_ * 0.6 && target_in_flight_ > 1) {
     --target_in_flight_;  // well below the best: too many in flight for the store
   }
 }
 
 void Filler::Control() {
+  Plan();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return stop_.load() || triggered_.load(); });
   if (stop_.load()) {
     state_ = "stopped";
+    cv_.notify_all();
     return;
   }
-  PlanLocked();
   state_ = "filling";
   started_ = Clock::now();
-  target_in_flight_ = std::max(1u, std::min(options_.first_in_flight, options_.max_in_flight));
+  spdlog::info("fill: {} ({}), {} {} files, {} into the {} tier{}", trigger_,
+               FillModeName(options_.mode), share_ ? "a share of" : "all", target_files_,
+               FormatBytes(target_bytes_), target_->name(),
+               share_ ? " (the dataset, " + FormatBytes(dataset_bytes_) + ", does not fit its " +
+                            FormatBytes(budget_) + ")"
+                      : "");
+  target_in_flight_ = std::max(1u, std::min(options_.first_in_flight, MaxInFlight()));
   std::vector<std::thread> workers;
-  for (unsigned i = 0; i < std::max(1u, options_.max_in_flight); ++i) {
+  for (unsigned i = 0; i < MaxInFlight(); ++i) {
     try {
       workers.emplace_back([this] { Work(); });
     } catch (const std::system_error&) {
@@ -202,50 +231,77 @@ void Filler::Control() {
     }
   }
   cv_.notify_all();
-  int pass = 1;
   uint64_t failed_at_pass = 0;
-  uint64_t last_bytes = fetched_bytes_.load();
+  // The link's throughput: every byte read from the origin, the readers' own included (a
+  // demand miss that takes one of the fill's places still fills the link).
+  const auto origin_bytes = [&] {
+    uint64_t n = 0;
+    for (ReadCause c : {ReadCause::kDemand, ReadCause::kPrefetch, ReadCause::kWarmup,
+                        ReadCause::kFill}) {
+      n += origin_.Counters(c).bytes;
+    }
+    return n;
+  };
+  uint64_t last_bytes = origin_bytes(), last_done = batches_done_;
   Clock::time_point last = Clock::now();
   while (!stop_.load()) {
     cv_.wait_for(lock, options_.window);
     const Clock::time_point now = Clock::now();
-    const uint64_t bytes = fetched_bytes_.load();
     const double seconds = std::chrono::duration<double>(now - last).count();
-    if (seconds >= std::chrono::duration<double>(options_.window).count() * 0.9) {
+    // A window counts once it saw a read end: on a slow link one request outlasts a window.
+    if (seconds >= std::chrono::duration<double>(options_.window).count() * 0.9 &&
+        batches_done_ > last_done) {
+      const uint64_t bytes = origin_bytes();
       last_rate_ = static_cast<double>(bytes - last_bytes) / seconds;
       AdjustLocked(last_rate_);
       last_bytes = bytes;
+      last_done = batches_done_;
       last = now;
     }
+    if (failing_) break;
     if (exhausted_ && in_flight_ == 0) {
       // What failed in this pass is tried again from the start (the held files are skipped).
       const uint64_t failed = failed_files_.load();
-      if (failed == failed_at_pass || pass >= kMaxPasses) {
-        finished_ = true;
-        break;
-      }
+      if (failed == failed_at_pass || pass_ >= kMaxPasses) break;
       failed_at_pass = failed;
-      ++pass;
+      ++pass_;
       cursor_ = 0;
       exhausted_ = false;
     }
     cv_.notify_all();
   }
+  finished_ = true;
   lock.unlock();
   cv_.notify_all();
   for (std::thread& t : workers) t.join();
   target_->Flush();  // done means stored
   lock.lock();
-  state_ = stop_.load() ? "stopped" : "done";
+  state_ = stop_.load() ? "stopped" : failing_ ? "failed" : "done";
   ended_ = Clock::now();
   last_rate_ = 0;
   if (!stop_.load()) {
-    spdlog::info("fill: done in {:.1f} s, {} fetched, {} held already, {} files failed",
-                 std::chrono::duration<double>(ended_ - started_).count(),
+    spdlog::info("fill: {} in {:.1f} s, {} fetched, {} held already, {} files failed, {} not "
+                 "stored{}",
+                 state_, std::chrono::duration<double>(ended_ - started_).count(),
                  FormatBytes(fetched_bytes_.load()), FormatBytes(present_bytes_.load()),
-                 failed_files_.load());
+                 failed_files_.load(), not_stored_files_.load(),
+                 failing_ ? " (the store failed every read for a while: its readers read it)"
+                          : "");
   }
   cv_.notify_all();
+}
+
+void Filler::Store(const format::Entry& e, cache::Blob blob) {
+  std::lock_guard<std::mutex> lock(store_mu_);
+  // The SSD tier drops what its write queue cannot hold: the queue drains first.
+  if (target_->pending_bytes() + e.size() > target_->MaxEntryBytes() / 2) target_->Flush();
+  target_->Insert(e.index, std::move(blob));
+  if (target_->Contains(e.index)) {
+    fetched_files_.fetch_add(1, std::memory_order_relaxed);
+    fetched_bytes_.fetch_add(e.size(), std::memory_order_relaxed);
+  } else {
+    not_stored_files_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void Filler::Work() {
@@ -253,14 +309,18 @@ void Filler::Work() {
   origin::ScopedReadStop scope(&stop_);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    while (!stop_.load() && !exhausted_ && !MayStartLocked()) {
+    while (!stop_.load() && !finished_ && !exhausted_ && !MayStartLocked()) {
       cv_.wait_for(lock, std::chrono::milliseconds(50));  // demand and backoff change by time
     }
-    if (stop_.load()) return;
+    if (stop_.load() || finished_) return;
     if (exhausted_) {
       // Another pass may follow: wait for the controller to say so, or to end.
       cv_.wait(lock, [&] { return stop_.load() || finished_ || !exhausted_; });
-      if (stop_.load() || finished_) return;
+      continue;
+    }
+    if (const std::string problem = target_->AdmissionProblem(); !problem.empty()) {
+      // The tier stores nothing now (a full or failing disk): nothing is fetched for it.
+      resume_at_ = Clock::now() + std::chrono::seconds(5);
       continue;
     }
     Batch b = NextLocked();
@@ -275,23 +335,25 @@ void Filler::Work() {
     uint64_t found = 0;
     origin_.ReadCoalesced(b.files, ReadCause::kFill,
                           [&](const format::Entry& e, cache::Blob blob) {
-                            if (target_->pending_bytes() > kMaxPendingWrites) target_->Flush();
-                            target_->Insert(e.index, std::move(blob));
                             ++found;
-                            fetched_files_.fetch_add(1, std::memory_order_relaxed);
-                            fetched_bytes_.fetch_add(e.size(), std::memory_order_relaxed);
+                            Store(e, std::move(blob));
                           });
     lock.lock();
     --in_flight_;
     bytes_in_flight_ -= b.bytes;
+    ++batches_done_;
     if (found < b.files.size()) {
       failed_files_.fetch_add(b.files.size() - found, std::memory_order_relaxed);
       backoff_ = std::min<std::chrono::milliseconds>(
           std::chrono::seconds(30), backoff_.count() == 0 ? std::chrono::milliseconds(1000)
                                                           : backoff_ * 2);
       resume_at_ = Clock::now() + backoff_;
+      // A store that fails every read for a while: its readers read what they need from it,
+      // and the fill stops rather than crawl through the dataset one backoff at a time.
+      if (found == 0 && ++failures_in_a_row_ >= kMaxFailuresInARow) failing_ = true;
     } else {
       backoff_ = std::chrono::milliseconds(0);
+      failures_in_a_row_ = 0;
     }
     cv_.notify_all();
   }
@@ -312,6 +374,7 @@ FillStats Filler::Stats() const {
   s.present_files = present_files_.load(std::memory_order_relaxed);
   s.present_bytes = present_bytes_.load(std::memory_order_relaxed);
   s.failed_files = failed_files_.load(std::memory_order_relaxed);
+  s.not_stored_files = not_stored_files_.load(std::memory_order_relaxed);
   s.requests = origin_.Counters(ReadCause::kFill).reads;
   s.in_flight = in_flight_;
   s.in_flight_target = target_in_flight_;
@@ -322,7 +385,8 @@ FillStats Filler::Stats() const {
   }
   if (state_ == "filling") {
     s.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
-  } else if (state_ == "done" || (state_ == "stopped" && planned_)) {
+  } else if (state_ == "done" || state_ == "failed" ||
+             (state_ == "stopped" && started_ != Clock::time_point())) {
     s.seconds = std::chrono::duration<double>(ended_ - started_).count();
   }
   return s;

@@ -15,13 +15,20 @@
 // offset 0 of originals), or an order is written to the hint. `ls`, `stat`, `find` and reading a handful of files fetch nothing.
 //
 // How fast: a hill-climb on requests in flight. It starts with `first_in_flight`, measures the
-// bytes that land every `window`, and grows by half while throughput rises by a tenth or more;
-// when it falls well below the best seen it steps back by one. The requests in flight hold at
-// most `max_bytes_in_flight`. Demand misses go first: each READ being served on a miss thread
-// takes one of the fill's places (`demand_in_flight`).
+// link's throughput every `window`, and grows by half while it rises by a tenth or more; when
+// it falls well below the best seen it steps back by one. The requests in flight hold at most
+// `max_bytes_in_flight`. Demand misses go first: each READ being served on a miss thread takes
+// one of the fill's places (`demand_in_flight`).
 //
 // A store that fails: files of a read that failed are left to their readers, counted; after
-// failures the fill waits (1 s, doubling to 30 s) before its next request, and goes on.
+// failures the fill waits (1 s, doubling to 30 s) before its next request, and goes on; up to
+// two more passes fetch what failed. After 8 reads in a row that found nothing the fill stops
+// ("failed"): the readers read what they need. A tier that stores nothing now (a full or
+// failing disk) pauses it. A file the tier did not keep is counted as not stored, not fetched.
+//
+// The link's throughput the hill-climb follows is every byte read from the origin (the readers'
+// misses included), over windows that saw a read end; the best rate seen fades (5% a window)
+// so that the fill probes upward again after a dip.
 //
 // Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
 // owns its threads (the controller and up to max_in_flight workers), stopped and joined by the
@@ -73,8 +80,14 @@ class Filler {
   };
   void Control();  // the controller thread
   void Work();     // a worker thread
-  // Plans what the fill covers (the share, if any) and bounds the tier to it. REQUIRES: mu_.
-  void PlanLocked();
+  // Whether the fill fetches `e`: a regular file the target tier can hold.
+  bool Fetchable(const format::Entry& e) const;
+  // Plans what the fill covers (the share, if any) and bounds the tier to it.
+  void Plan();
+  // Stores a fetched file in the target tier, counted as fetched if the tier kept it.
+  void Store(const format::Entry& e, cache::Blob blob);
+  // Requests in flight at most: max_in_flight, within max_bytes_in_flight.
+  unsigned MaxInFlight() const;
   // The next run of neighbours to read, from the cursor. REQUIRES: mu_.
   Batch NextLocked();
   // Whether a worker may start a request now. REQUIRES: mu_.
@@ -98,8 +111,12 @@ class Filler {
   std::condition_variable cv_;  // the cursor, the places in flight, the trigger, the stop
   std::string state_ = "waiting";  // guarded by mu_
   std::string trigger_;            // guarded by mu_
-  bool planned_ = false;           // guarded by mu_
   bool share_ = false;             // guarded by mu_
+  uint64_t dataset_bytes_ = 0, budget_ = 0;  // what the plan saw; guarded by mu_
+  int pass_ = 1;                   // guarded by mu_
+  uint64_t batches_done_ = 0;      // guarded by mu_
+  int failures_in_a_row_ = 0;      // reads that found nothing; guarded by mu_
+  bool failing_ = false;           // too many of them: the fill stops; guarded by mu_
   uint64_t cursor_ = 0;            // the next entry to look at; guarded by mu_
   uint64_t end_ = 0;               // entries below it are covered; guarded by mu_
   uint64_t target_files_ = 0, target_bytes_ = 0;  // guarded by mu_
@@ -115,8 +132,9 @@ class Filler {
   std::chrono::steady_clock::time_point started_{};    // guarded by mu_
   std::chrono::steady_clock::time_point ended_{};      // guarded by mu_
 
+  std::mutex store_mu_;  // one insert at a time, so that the tier's write queue never overflows
   std::atomic<uint64_t> fetched_files_{0}, fetched_bytes_{0}, present_files_{0},
-      present_bytes_{0}, failed_files_{0}, requests_{0};
+      present_bytes_{0}, failed_files_{0}, not_stored_files_{0};
   std::thread controller_;  // last: started once the members it uses exist
 };
 

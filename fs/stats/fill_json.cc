@@ -17,6 +17,7 @@ json FillToJson(const FillStats& f) {
           {"fetched", {{"files", f.fetched_files}, {"bytes", f.fetched_bytes}}},
           {"present", {{"files", f.present_files}, {"bytes", f.present_bytes}}},
           {"failed_files", f.failed_files},
+          {"not_stored_files", f.not_stored_files},
           {"requests", f.requests},
           {"in_flight", f.in_flight},
           {"in_flight_target", f.in_flight_target},
@@ -38,6 +39,7 @@ FillStats FillFromJson(const json& j) {
   Read(Part(j, "present"), "files", &f.present_files);
   Read(Part(j, "present"), "bytes", &f.present_bytes);
   Read(j, "failed_files", &f.failed_files);
+  Read(j, "not_stored_files", &f.not_stored_files);
   Read(j, "requests", &f.requests);
   Read(j, "in_flight", &f.in_flight);
   Read(j, "in_flight_target", &f.in_flight_target);

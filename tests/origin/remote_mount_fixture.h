@@ -117,11 +117,11 @@ class RemoteMountTest : public ::testing::Test {
   std::string Source(const std::string& rel) const { return testing::ReadFile(src / rel); }
 
   // Options every mount here takes: its own cache directory, and each file read on its own
-  // (no sample readahead, no extents), so that a read reaches the server exactly when the test
-  // reads that file.
+  // (no sample readahead, no extents, no fill), so that a read reaches the server exactly when
+  // the test reads that file.
   std::vector<std::string> Options(std::vector<std::string> more = {}) const {
     std::vector<std::string> o = {"--cache-dir", cache.path() + "/c", "--readahead", "off",
-                                  "-o",          "extents=off"};
+                                  "-o",          "extents=off,fill=off"};
     o.insert(o.end(), more.begin(), more.end());
     return o;
   }

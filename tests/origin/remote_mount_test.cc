@@ -457,7 +457,7 @@ TEST_F(FaultManyMountTest, CachedFilesAreServedAtOnceWhileEveryRequestThreadsWor
 TEST_F(FaultMountTest, AFailingReadFailsWithinItsBoundWithOneRequestFailedForGood) {
   ::setenv("MMFS_TEST_REMOTE_RETRY_MS", "3000", 1);
   auto mount = std::make_unique<testing::ForegroundMount>(
-      url, mnt(), std::vector<std::string>{"--cache-dir", cache.path() + "/c"});  // extents on
+      url, mnt(), std::vector<std::string>{"--cache-dir", cache.path() + "/c", "-o", "extents=auto"});
   ASSERT_TRUE(mount->mounted());
   ASSERT_TRUE(proxy.Fault("500", -1, ".mdb"));
   const auto start = std::chrono::steady_clock::now();

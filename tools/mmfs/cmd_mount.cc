@@ -399,8 +399,12 @@ int RunMount(const MountArgs& in) {
   // A dataset from a URL is fetched ahead of its readers once a training job is seen. Its
   // demand misses then read their samples alone: the fill brings the rest, once, and an extent
   // around a miss would fetch the same bytes a second time.
-  opts.fs.fill.mode = opts.fill.value_or(dataset->remote ? fs::FillMode::kAuto : fs::FillMode::kOff);
-  if (opts.fs.fill.mode != fs::FillMode::kOff && !opts.extents_given) {
+  // Not by default with a cluster tier (each host would fetch the whole dataset; the hosts do not
+  // share the fill yet) nor for a view's root (its files are not the originals the fill brings).
+  const bool fill_by_default = dataset->remote && opts.cluster_servers.empty() && args.view == 0;
+  opts.fs.fill.mode =
+      opts.fill.value_or(fill_by_default ? fs::FillMode::kAuto : fs::FillMode::kOff);
+  if (dataset->remote && opts.fs.fill.mode != fs::FillMode::kOff && !opts.extents_given) {
     opts.fs.extents.mode = fs::ExtentMode::kOff;
   }
 

@@ -84,12 +84,13 @@ void PrintFill(const fs::FillStats& f) {
     return;
   }
   const uint64_t covered = f.fetched_bytes + f.present_bytes;
-  std::printf("  fill      %s, %s: %s of %s%s (%s fetched, %s held already), %s files failed\n",
+  std::printf("  fill      %s, %s: %s of %s%s (%s fetched, %s held already), %s files failed, "
+              "%s not stored\n",
               f.mode.c_str(), f.state.c_str(), Percent(covered, f.target_bytes).c_str(),
               FormatBytes(f.target_bytes).c_str(),
               f.share ? " (a share: the dataset does not fit)" : "",
               FormatBytes(f.fetched_bytes).c_str(), FormatBytes(f.present_bytes).c_str(),
-              FormatCount(f.failed_files).c_str());
+              FormatCount(f.failed_files).c_str(), FormatCount(f.not_stored_files).c_str());
   if (f.state == "filling") {
     std::printf("            %s/s, %s of %s requests in flight, %s left; started: %s\n",
                 FormatBytes(static_cast<uint64_t>(f.bytes_per_second)).c_str(),
