@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/units.h"
+#include "cache/ram_tier.h"
 #include "fs/origin/read_deadline.h"
 
 namespace mmfs::fs {
@@ -40,6 +41,7 @@ Filler::Filler(const format::Dataset& dataset, OriginReader& origin, cache::Tier
     : dataset_(dataset),
       origin_(origin),
       target_(tiers.ssd() != nullptr ? tiers.ssd() : &tiers.ram()),
+      ram_(&tiers.ram()),
       options_(options),
       demand_in_flight_(std::move(demand_in_flight)) {
   if (options_.mode == FillMode::kOff) return;
@@ -215,6 +217,12 @@ void Filler::Control() {
   }
   state_ = "filling";
   started_ = Clock::now();
+  {
+    // What the RAM tier has free now, with a margin for the readers' own misses.
+    const cache::TierCounters ram = ram_->Counters();
+    std::lock_guard<std::mutex> store_lock(store_mu_);
+    ram_room_ = ram.bytes_budget * 9 / 10 > ram.bytes_used ? ram.bytes_budget * 9 / 10 - ram.bytes_used : 0;
+  }
   spdlog::info("fill: {} ({}), {} {} files, {} into the {} tier{}", trigger_,
                FillModeName(options_.mode), share_ ? "a share of" : "all", target_files_,
                FormatBytes(target_bytes_), target_->name(),
@@ -293,6 +301,13 @@ void Filler::Control() {
 
 void Filler::Store(const format::Entry& e, cache::Blob blob) {
   std::lock_guard<std::mutex> lock(store_mu_);
+  // While the RAM tier has room it takes a copy too: the epoch's reads are then served from
+  // memory, not read back from the SSD tier (a file opened, read and checked each). Never in
+  // place of anything it holds.
+  if (ram_ != target_ && ram_room_ >= e.size() + cache::RamTier::kEntryOverhead) {
+    ram_room_ -= e.size() + cache::RamTier::kEntryOverhead;
+    ram_->Insert(e.index, blob);
+  }
   // The SSD tier drops what its write queue cannot hold: the queue drains first.
   if (target_->pending_bytes() + e.size() > target_->MaxEntryBytes() / 2) target_->Flush();
   target_->Insert(e.index, std::move(blob));

@@ -5,8 +5,9 @@
 // What is fetched: the dataset's files in index order (pack order, so runs of neighbours in a
 // shard are one request of up to `chunk_bytes`), skipping what the target tier holds already (a
 // remount, the readers' own misses) and files too large to load whole (left to their readers).
-// Into the SSD tier, or the RAM tier without one. When the dataset fits the tier (a margin
-// kept), all of it; when it does not, a share: the files in index order up to the tier's budget
+// Into the SSD tier, or the RAM tier without one; with an SSD tier, the RAM tier takes a copy too
+// while it has free room (never in place of what it holds), so that the epoch reads from memory.
+// When the dataset fits the tier (a margin kept), all of it; when it does not, a share: the files in index order up to the tier's budget
 // times `share_of_cache`, and the tier admits from then on only that share (SetAdmitBelow), so
 // the share stays from epoch to epoch and only the rest is read per epoch, sample by sample.
 //
@@ -98,6 +99,7 @@ class Filler {
   const format::Dataset& dataset_;
   OriginReader& origin_;
   cache::CacheTier* const target_;
+  cache::CacheTier* const ram_;
   const FillOptions options_;
   const std::function<uint64_t()> demand_in_flight_;
 
@@ -133,6 +135,7 @@ class Filler {
   std::chrono::steady_clock::time_point ended_{};      // guarded by mu_
 
   std::mutex store_mu_;  // one insert at a time, so that the tier's write queue never overflows
+  uint64_t ram_room_ = 0;  // what the fill may still put in the RAM tier; guarded by store_mu_
   std::atomic<uint64_t> fetched_files_{0}, fetched_bytes_{0}, present_files_{0},
       present_bytes_{0}, failed_files_{0}, not_stored_files_{0};
   std::thread controller_;  // last: started once the members it uses exist
