@@ -1,13 +1,18 @@
 // Tests' way to a dataset's shards: a LocalFileOrigin over them as format::OpenLocalDataset
-// opens it, and whole files read through it (format/shard_reads.h) as strings.
+// opens it, one that counts its reads (and fails or slows them on request), and whole files
+// read through it (format/shard_reads.h) as strings.
 //
-// Thread-safety: test-only helpers; they record failures with gtest.
+// Thread-safety: test-only helpers; they record failures with gtest. CountingOrigin's counters
+// and knobs are atomics, read and set from any thread.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "fs/format/dataset.h"
 #include "fs/format/shard_reads.h"
@@ -24,6 +29,31 @@ inline std::unique_ptr<origin::LocalFileOrigin> LocalOrigin(const format::Datase
   EXPECT_TRUE(added.ok()) << added.ToString();
   return o;
 }
+
+// The dataset's shards (LocalOrigin) with every read counted; the next `fail_next` reads fail
+// with an IoError, and each read waits `delay_ms` first, as a store's latency.
+class CountingOrigin final : public origin::OriginWrapper {
+ public:
+  explicit CountingOrigin(const format::Dataset& dataset)
+      : OriginWrapper(LocalOrigin(dataset)) {}
+  Result<origin::OriginBytes> ReadSpan(origin::ShardRef ref, uint64_t offset,
+                                       size_t len) override {
+    ++reads;
+    if (const int ms = delay_ms.load(); ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
+    if (fail_next.load() > 0) {
+      --fail_next;
+      return Status::IoError("the store failed this read (test)");
+    }
+    bytes += len;
+    return OriginWrapper::ReadSpan(ref, offset, len);
+  }
+  std::atomic<int> reads{0};
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<int> fail_next{0};
+  std::atomic<int> delay_ms{0};
+};
 
 // Regular file `e` read whole through `o` and checked against the index; "" and a test failure
 // if it does not read or check.

@@ -32,19 +32,7 @@ using testing::WriteFile;
 constexpr int kFiles = 600;
 constexpr size_t kFileBytes = 3000;
 
-// Counts the origin reads and their bytes, passing them to the dataset's shards.
-class CountingOrigin final : public origin::OriginWrapper {
- public:
-  explicit CountingOrigin(const format::Dataset& dataset)
-      : OriginWrapper(testing::LocalOrigin(dataset)) {}
-  Result<OriginBytes> ReadSpan(ShardRef ref, uint64_t offset, size_t len) override {
-    ++reads;
-    bytes += len;
-    return OriginWrapper::ReadSpan(ref, offset, len);
-  }
-  std::atomic<int> reads{0};
-  std::atomic<uint64_t> bytes{0};
-};
+using testing::CountingOrigin;
 
 // A hard disk as the cost model would see it: 5 ms a request, 200 MB/s (extent 960 KiB).
 OriginCostEstimate HardDisk() {

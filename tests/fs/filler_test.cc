@@ -35,28 +35,7 @@ std::string Contents(int i) {
   return s;
 }
 
-// Counts the origin's reads and bytes; fails the reads that `fail` says to.
-class CountingOrigin final : public origin::OriginWrapper {
- public:
-  explicit CountingOrigin(const format::Dataset& dataset)
-      : OriginWrapper(testing::LocalOrigin(dataset)) {}
-  Result<OriginBytes> ReadSpan(ShardRef ref, uint64_t offset, size_t len) override {
-    ++reads;
-    if (delay_ms.load() > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms.load()));  // a latency
-    }
-    if (fail_next.load() > 0) {
-      --fail_next;
-      return Status::IoError("the store failed this read (test)");
-    }
-    bytes += len;
-    return OriginWrapper::ReadSpan(ref, offset, len);
-  }
-  std::atomic<int> reads{0};
-  std::atomic<uint64_t> bytes{0};
-  std::atomic<int> fail_next{0};
-  std::atomic<int> delay_ms{0};
-};
+using testing::CountingOrigin;
 
 class FillerTest : public ::testing::Test {
  protected:
