@@ -438,7 +438,17 @@ TEST_F(HttpOriginFakeTest, BytesThatFailedForGoodFailAgainAtOnceForTheHoldOnly) 
   origin = std::make_unique<HttpOrigin>("http://h/ds.mmfs/", std::move(t), retry);
   ASSERT_TRUE(origin->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 4096}})).ok());
   fake->failures.assign(100000, Status503());
-  ASSERT_FALSE(origin->ReadSpan({0, 0}, 1000, 1000).ok());  // the whole budget, failing
+  // The daemon's own read (the fill, prefetch: no READ deadline) that fails for good is not
+  // remembered: its span would fail the READs of every file in it.
+  ASSERT_FALSE(origin->ReadSpan({0, 0}, 0, 500).ok());
+  fake->sent.clear();
+  EXPECT_FALSE(origin->ReadSpan({0, 0}, 0, 100).ok());
+  EXPECT_FALSE(fake->sent.empty()) << "asked again";
+  // A READ's load that fails for the whole budget is.
+  {
+    ScopedReadDeadline deadline(std::chrono::steady_clock::now() + 30s);
+    ASSERT_FALSE(origin->ReadSpan({0, 0}, 1000, 1000).ok());
+  }
   const uint64_t errors = origin->Stats().errors;
   fake->sent.clear();
   // Inside the failed range, and overlapping its end: failed unsent, saying so.
