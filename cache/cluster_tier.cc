@@ -4,6 +4,12 @@
 #include <libmemcachedutil-1.0/util.h>
 #include <xxhash.h>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -89,6 +95,40 @@ Result<std::vector<std::string>> ClusterTier::ParseServers(const std::string& li
   return out;
 }
 
+std::string ClusterTier::FindLocalServer(const std::vector<std::string>& servers) {
+  std::vector<std::string> mine;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') mine.emplace_back(name);
+  ifaddrs* addrs = nullptr;
+  if (::getifaddrs(&addrs) == 0) {
+    for (ifaddrs* a = addrs; a != nullptr; a = a->ifa_next) {
+      if (a->ifa_addr == nullptr) continue;
+      char text[INET6_ADDRSTRLEN] = {};
+      const int family = a->ifa_addr->sa_family;
+      const void* at = nullptr;
+      if (family == AF_INET) at = &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr;
+      if (family == AF_INET6) at = &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr;
+      if (at != nullptr && ::inet_ntop(family, at, text, sizeof text) != nullptr) {
+        mine.emplace_back(text);
+      }
+    }
+    ::freeifaddrs(addrs);
+  }
+  std::string found;
+  for (const std::string& s : servers) {
+    std::string host;
+    in_port_t port = 0;
+    if (!SplitHostPort(s, &host, &port)) continue;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    if (std::find(mine.begin(), mine.end(), host) == mine.end()) continue;
+    if (!found.empty()) return "";  // two servers here (a test, a laptop): no one is ours
+    found = s;
+  }
+  return found;
+}
+
 Result<std::unique_ptr<ClusterTier>> ClusterTier::Open(const ClusterTierOptions& options) {
   std::unique_ptr<ClusterTier> tier(new ClusterTier(options));
   memcached_st* m = memcached_create(nullptr);
@@ -120,6 +160,18 @@ Result<std::unique_ptr<ClusterTier>> ClusterTier::Open(const ClusterTierOptions&
     }
     tier->health_[host + ":" + std::to_string(port)].server = host + ":" + std::to_string(port);
   }
+  // The same servers in the same order, hashed the same way, but never ejected: every host then
+  // agrees on which server a mark's name belongs to.
+  memcached_st* owners = memcached_create(nullptr);
+  if (owners == nullptr) return Status::ResourceExhausted("memcached_create");
+  tier->owner_map_ = owners;
+  memcached_behavior_set(owners, MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                         MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA);
+  for (const std::string& s : options.servers) {
+    std::string host;
+    in_port_t port = 0;
+    if (SplitHostPort(s, &host, &port)) memcached_server_add(owners, host.c_str(), port);
+  }
   tier->pool_ = memcached_pool_create(m, 1, std::max(2u, options.connections + 1));
   if (tier->pool_ == nullptr) return Status::ResourceExhausted("memcached_pool_create");
   tier->writer_ = std::thread([t = tier.get()] { t->WriterLoop(); });
@@ -138,6 +190,7 @@ ClusterTier::~ClusterTier() {
   }
   if (pool_ != nullptr) memcached_pool_destroy(P(pool_));
   if (master_ != nullptr) memcached_free(M(master_));
+  if (owner_map_ != nullptr) memcached_free(M(owner_map_));
 }
 
 std::string ClusterTier::ItemKey(CacheKey key, size_t part) const {
@@ -215,8 +268,7 @@ Blob ClusterTier::Assemble(CacheKey key, const std::string& first, void* client)
       key_lens.push_back(k.size());
     }
     memcached_return_t rc = memcached_mget(M(client), key_ptrs.data(), key_lens.data(), keys.size());
-    Note(client, "", rc);
-    if (rc != MEMCACHED_SUCCESS) return Blob();
+    Note(client, "", rc);  // a server down: its parts are missing below, the value a miss
     std::unordered_map<std::string, std::string> got;
     while (memcached_result_st* r = memcached_fetch_result(M(client), nullptr, &rc)) {
       got.emplace(std::string(memcached_result_key_value(r), memcached_result_key_length(r)),
@@ -287,7 +339,10 @@ std::unordered_map<CacheKey, Blob> ClusterTier::LookupMany(const std::vector<Cac
   memcached_return_t rc = memcached_mget(client.get(), ptrs.data(), lens.data(), item_keys.size());
   Note(client.get(), "", rc);
   std::vector<std::pair<CacheKey, std::string>> firsts;
-  if (rc == MEMCACHED_SUCCESS) {
+  // Whatever the code says, what the servers that took their keys answer is fetched: with one
+  // server down (and not yet out of the ring) the request fails for its keys only
+  // (SERVER_TEMPORARILY_DISABLED, SOME_ERRORS...), and the others' values still come.
+  {
     while (memcached_result_st* r = memcached_fetch_result(client.get(), nullptr, &rc)) {
       auto it = key_of.find(std::string(memcached_result_key_value(r), memcached_result_key_length(r)));
       if (it != key_of.end()) {
@@ -324,7 +379,7 @@ void ClusterTier::Insert(CacheKey key, Blob blob) {
   queue_cv_.notify_one();
 }
 
-void ClusterTier::Write(CacheKey key, const Blob& blob, void* client) {
+bool ClusterTier::Write(CacheKey key, const Blob& blob, void* client) {
   const std::string& v = *blob;
   const size_t head = std::min(v.size(), options_.item_bytes - kHeaderBytes);
   // The parts first, the header item last: a reader never finds a header without its parts.
@@ -334,7 +389,7 @@ void ClusterTier::Write(CacheKey key, const Blob& blob, void* client) {
     size_t n = std::min(options_.item_bytes, v.size() - at);
     memcached_return_t rc = memcached_set(M(client), k.data(), k.size(), v.data() + at, n, 0, 0);
     Note(client, k, rc);
-    if (rc != MEMCACHED_SUCCESS) return;
+    if (rc != MEMCACHED_SUCCESS) return false;
     bytes_out_.fetch_add(n, std::memory_order_relaxed);
   }
   std::string first(kHeaderBytes + head, '\0');
@@ -346,9 +401,83 @@ void ClusterTier::Write(CacheKey key, const Blob& blob, void* client) {
   std::string k = ItemKey(key, 0);
   memcached_return_t rc = memcached_set(M(client), k.data(), k.size(), first.data(), first.size(), 0, 0);
   Note(client, k, rc);
-  if (rc != MEMCACHED_SUCCESS) return;
+  if (rc != MEMCACHED_SUCCESS) return false;
   bytes_out_.fetch_add(first.size(), std::memory_order_relaxed);
   writes_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool ClusterTier::InsertNow(CacheKey key, const Blob& blob) {
+  if (blob == nullptr) return false;
+  inserts_.fetch_add(1, std::memory_order_relaxed);
+  Client client(pool_);
+  if (client.get() == nullptr) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  return Write(key, blob, client.get());
+}
+
+std::string ClusterTier::MarkKey(const std::string& name) const {
+  return "mmfs/" + options_.name_space + "/mark/" + name;
+}
+
+ClusterTier::MarkResult ClusterTier::AddMark(const std::string& name, std::chrono::seconds ttl) {
+  Client client(pool_);
+  if (client.get() == nullptr) return MarkResult::kFailed;
+  const std::string k = MarkKey(name);
+  memcached_return_t rc = memcached_add(client.get(), k.data(), k.size(), "1", 1,
+                                        static_cast<time_t>(ttl.count()), 0);
+  if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+    Note(client.get(), k, MEMCACHED_SUCCESS);
+    return MarkResult::kExists;
+  }
+  Note(client.get(), k, rc);
+  return rc == MEMCACHED_SUCCESS ? MarkResult::kAdded : MarkResult::kFailed;
+}
+
+bool ClusterTier::SetMark(const std::string& name, std::chrono::seconds ttl) {
+  Client client(pool_);
+  if (client.get() == nullptr) return false;
+  const std::string k = MarkKey(name);
+  memcached_return_t rc = memcached_set(client.get(), k.data(), k.size(), "1", 1,
+                                        static_cast<time_t>(ttl.count()), 0);
+  Note(client.get(), k, rc);
+  return rc == MEMCACHED_SUCCESS;
+}
+
+std::optional<bool> ClusterTier::HasMark(const std::string& name) {
+  Client client(pool_);
+  if (client.get() == nullptr) return std::nullopt;
+  const std::string k = MarkKey(name);
+  size_t len = 0;
+  uint32_t flags = 0;
+  memcached_return_t rc;
+  char* value = memcached_get(client.get(), k.data(), k.size(), &len, &flags, &rc);
+  Note(client.get(), k, rc);
+  std::free(value);
+  if (rc == MEMCACHED_SUCCESS) return true;
+  if (rc == MEMCACHED_NOTFOUND) return false;
+  return std::nullopt;
+}
+
+void ClusterTier::DeleteMark(const std::string& name) {
+  Client client(pool_);
+  if (client.get() == nullptr) return;
+  const std::string k = MarkKey(name);
+  memcached_return_t rc = memcached_delete(client.get(), k.data(), k.size(), 0);
+  Note(client.get(), k, rc);
+}
+
+std::string ClusterTier::ServerOfMark(const std::string& name) const {
+  const std::string k = MarkKey(name);
+  std::lock_guard<std::mutex> lock(owner_mu_);
+  memcached_return_t rc;
+  const memcached_instance_st* server =
+      memcached_server_by_key(M(owner_map_), k.data(), k.size(), &rc);
+  if (server == nullptr) return "";
+  return std::string(memcached_server_name(server)) + ":" +
+         std::to_string(memcached_server_port(server));
 }
 
 void ClusterTier::WriterLoop() {

@@ -17,6 +17,10 @@
 // Every failure is a miss: a server down, slow (per-request timeout) or damaged sends the read
 // to the origin with a counter and one log line per server state change, never an error.
 //
+// Marks: small items "mmfs/NS/mark/NAME" beside the values, for hosts that split work between
+// them (the shared fill, fs/readahead/fill_share.h): memcached's atomic `add` is a claim that
+// one host wins. A mark lives on the server its name hashes to, like any key.
+//
 // Thread-safety: all methods are thread-safe (a pool of memcached connections; one writer).
 #pragma once
 
@@ -28,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -90,6 +95,27 @@ class ClusterTier final : public CacheTier {
   // Waits until everything queued so far is written (tests, shutdown).
   void Flush() override;
 
+  // Writes `blob` now, not through the queue (the shared fill marks a chunk done only once its
+  // files are in): true if every part was stored.
+  bool InsertNow(CacheKey key, const Blob& blob);
+
+  enum class MarkResult { kAdded, kExists, kFailed };
+  // memcached `add` of mark `name` for `ttl`: kAdded if no one held it (this host now does),
+  // kExists if someone does, kFailed if its server did not answer.
+  MarkResult AddMark(const std::string& name, std::chrono::seconds ttl);
+  // Sets mark `name` for `ttl` (0: until evicted); true if stored.
+  bool SetMark(const std::string& name, std::chrono::seconds ttl);
+  // Whether mark `name` is held; nullopt if its server did not answer.
+  std::optional<bool> HasMark(const std::string& name);
+  void DeleteMark(const std::string& name);
+  // The server that holds mark `name` (ketama over every server given, up or not, so that every
+  // host computes the same answer): "host:port" as given.
+  std::string ServerOfMark(const std::string& name) const;
+
+  // The one server of `servers` that runs on this host (its host part is one of this host's
+  // addresses, numeric, or its hostname); empty if none or more than one does.
+  static std::string FindLocalServer(const std::vector<std::string>& servers);
+
   // Parses "host:port[,host:port...]" (also '+' as separator, for mount -o).
   static Result<std::vector<std::string>> ParseServers(const std::string& list);
 
@@ -99,13 +125,18 @@ class ClusterTier final : public CacheTier {
   // Checks a header item and the parts; nullptr if damaged or incomplete (and counts it).
   Blob Assemble(CacheKey key, const std::string& first, void* client);
   void WriterLoop();
-  void Write(CacheKey key, const Blob& blob, void* client);
+  bool Write(CacheKey key, const Blob& blob, void* client);
+  std::string MarkKey(const std::string& name) const;
   // Counts a request's outcome for the server holding `item_key`; logs state changes.
   void Note(void* client, const std::string& item_key, int rc);
 
   const ClusterTierOptions options_;
   void* master_ = nullptr;  // memcached_st*, owned
   void* pool_ = nullptr;    // memcached_pool_st*, owned
+  // Ketama over every server, never changed by failures: which server a mark's name hashes to.
+  // Guarded by owner_mu_ (libmemcached's lookups are not documented as thread-safe).
+  mutable std::mutex owner_mu_;
+  void* owner_map_ = nullptr;  // memcached_st*, owned
 
   std::atomic<uint64_t> lookups_{0}, hits_{0}, misses_{0}, inserts_{0}, errors_{0}, timeouts_{0},
       damaged_{0}, bytes_in_{0}, bytes_out_{0}, writes_{0}, dropped_{0};

@@ -1,5 +1,7 @@
 #include "fs/read/miss_loader.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <unordered_map>
@@ -92,6 +94,14 @@ cache::Blob MissLoader::LookupSample(const TreeFile& f, const std::vector<TreeFi
   }
   cache::Blob wanted;
   for (auto& [key, blob] : tiers_.cluster()->LookupMany(keys)) {
+    // Anyone who can reach a memcached server can write to it: an original's bytes must be
+    // the ones the index names, whatever the value's own header says.
+    auto m = std::find_if(members.begin(), members.end(),
+                          [&](const TreeFile& t) { return t.key == key; });
+    if (m == members.end() || blob == nullptr || blob->size() != m->size() ||
+        (!m->resized() && XXH3_64bits(blob->data(), blob->size()) != m->entry.record.checksum)) {
+      continue;
+    }
     if (key == f.key) {
       wanted = std::move(blob);
     } else {

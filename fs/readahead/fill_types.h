@@ -29,6 +29,11 @@ struct FillOptions {
   double share_of_cache = 0.9;                // of the target tier's budget
   uint64_t max_file_bytes = 64ull << 20;      // larger files are left to their readers
   std::chrono::milliseconds window{500};      // throughput is measured over this
+  // With a cluster tier the hosts share the fill (fs/readahead/fill_share.h): this host's
+  // memcached server ("host:port", --cluster-self), whose chunks it fetches first; and how long
+  // a chunk another host claimed is waited for before this host reads it from the store.
+  std::string cluster_self;
+  std::chrono::milliseconds peer_wait{20000};
 };
 
 struct FillStats {
@@ -44,6 +49,13 @@ struct FillStats {
   uint64_t failed_files = 0;                      // left to their readers (the read failed)
   uint64_t not_stored_files = 0;                  // fetched, but the tier did not keep them
   uint64_t requests = 0;  // reads of the origin that succeeded (a read may span many files)
+  // Shared with the job's other hosts through the cluster tier (fill_share.h says how).
+  bool shared = false;
+  uint64_t chunks = 0, own_chunks = 0;  // the plan's chunks; those hashing to this host
+  uint64_t claimed_chunks = 0;          // read from the store by this host
+  uint64_t peer_chunks = 0;             // read from the cluster, whole
+  uint64_t peer_files = 0, peer_bytes = 0;  // read from the cluster
+  uint64_t waited_out_chunks = 0;  // another host's, read from the store after a wait or its loss
   uint64_t in_flight = 0, in_flight_target = 0;
   double bytes_per_second = 0;  // over the last window
   double seconds_left = 0;      // at that rate; 0 when unknown or done

@@ -1,6 +1,7 @@
 #include "fs/readahead/filler.h"
 
 #include <spdlog/spdlog.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <system_error>
@@ -42,9 +43,16 @@ Filler::Filler(const format::Dataset& dataset, OriginReader& origin, cache::Tier
       origin_(origin),
       target_(tiers.ssd() != nullptr ? tiers.ssd() : &tiers.ram()),
       ram_(&tiers.ram()),
+      cluster_(tiers.cluster()),
       options_(options),
       demand_in_flight_(std::move(demand_in_flight)) {
   if (options_.mode == FillMode::kOff) return;
+  if (cluster_ != nullptr) {
+    FillShareOptions share;
+    share.self = options_.cluster_self;
+    share.peer_wait = options_.peer_wait;
+    hosts_ = std::make_unique<FillShare>(*cluster_, share);
+  }
   if (options_.mode == FillMode::kAuto) {
     const size_t words = static_cast<size_t>((dataset_.entry_count() + 63) / 64);
     seen_ = std::make_unique<std::atomic<uint64_t>[]>(words);
@@ -128,6 +136,10 @@ void Filler::Plan() {
     for (uint64_t i = share_end; i < entries; ++i) {
       if (target_->Contains(i)) target_->Erase(i);
     }
+  }
+  if (hosts_ != nullptr) {
+    hosts_->Plan(dataset_, share_end, options_.chunk_bytes,
+                 [this](const format::Entry& e) { return Fetchable(e); });
   }
   std::lock_guard<std::mutex> lock(mu_);
   share_ = share;
@@ -274,6 +286,12 @@ void Filler::Control() {
       failed_at_pass = failed;
       ++pass_;
       cursor_ = 0;
+      if (hosts_ != nullptr) {
+        hosts_->Replan([this](const std::vector<format::Entry>& files) {
+          return std::any_of(files.begin(), files.end(),
+                             [&](const format::Entry& e) { return !target_->Contains(e.index); });
+        });
+      }
       exhausted_ = false;
     }
     cv_.notify_all();
@@ -323,6 +341,10 @@ void Filler::Work() {
   // Stopped with the daemon: no READ waits for these requests.
   origin::ScopedReadStop scope(&stop_);
   std::unique_lock<std::mutex> lock(mu_);
+  if (hosts_ != nullptr) {
+    WorkShared(lock);
+    return;
+  }
   for (;;) {
     while (!stop_.load() && !finished_ && !exhausted_ && !MayStartLocked()) {
       cv_.wait_for(lock, std::chrono::milliseconds(50));  // demand and backoff change by time
@@ -357,18 +379,118 @@ void Filler::Work() {
     --in_flight_;
     bytes_in_flight_ -= b.bytes;
     ++batches_done_;
-    if (found < b.files.size()) {
-      failed_files_.fetch_add(b.files.size() - found, std::memory_order_relaxed);
-      backoff_ = std::min<std::chrono::milliseconds>(
-          std::chrono::seconds(30), backoff_.count() == 0 ? std::chrono::milliseconds(1000)
-                                                          : backoff_ * 2);
-      resume_at_ = Clock::now() + backoff_;
-      // A store that fails every read for a while: its readers read what they need from it,
-      // and the fill stops rather than crawl through the dataset one backoff at a time.
-      if (found == 0 && ++failures_in_a_row_ >= kMaxFailuresInARow) failing_ = true;
+    NoteReadLocked(found, b.files.size());
+    cv_.notify_all();
+  }
+}
+
+void Filler::NoteReadLocked(uint64_t found, uint64_t wanted) {
+  if (found < wanted) {
+    failed_files_.fetch_add(wanted - found, std::memory_order_relaxed);
+    backoff_ = std::min<std::chrono::milliseconds>(
+        std::chrono::seconds(30), backoff_.count() == 0 ? std::chrono::milliseconds(1000)
+                                                        : backoff_ * 2);
+    resume_at_ = Clock::now() + backoff_;
+    // A store that fails every read for a while: its readers read what they need from it,
+    // and the fill stops rather than crawl through the dataset one backoff at a time.
+    if (found == 0 && ++failures_in_a_row_ >= kMaxFailuresInARow) failing_ = true;
+  } else {
+    backoff_ = std::chrono::milliseconds(0);
+    failures_in_a_row_ = 0;
+  }
+}
+
+uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files) {
+  // Runs of neighbours: a file held already between two others splits them, unless it is
+  // small enough that reading over it costs less than a second request.
+  constexpr uint64_t kMaxGap = 64 << 10;
+  uint64_t found = 0;
+  size_t begin = 0;
+  while (begin < files.size()) {
+    size_t end = begin + 1;
+    while (end < files.size()) {
+      const format::Entry& prev = files[end - 1];
+      const format::Entry& next = files[end];
+      const uint64_t prev_end = prev.record.data_offset + prev.size();
+      if (next.record.shard != prev.record.shard || next.record.data_offset < prev_end ||
+          next.record.data_offset - prev_end > kMaxGap) {
+        break;
+      }
+      ++end;
+    }
+    const std::vector<format::Entry> run(files.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         files.begin() + static_cast<std::ptrdiff_t>(end));
+    origin_.ReadCoalesced(run, ReadCause::kFill, [&](const format::Entry& e, cache::Blob blob) {
+      ++found;
+      // The other hosts read it from the cluster: written before the chunk is marked done.
+      if (cluster_ != nullptr) cluster_->InsertNow(e.index, blob);
+      Store(e, std::move(blob));
+    });
+    begin = end;
+  }
+  return found;
+}
+
+void Filler::WorkShared(std::unique_lock<std::mutex>& lock) {
+  const auto held = [this](const format::Entry& e) { return target_->Contains(e.index); };
+  for (;;) {
+    while (!stop_.load() && !finished_ && !exhausted_ && !MayStartLocked()) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    if (stop_.load() || finished_) return;
+    if (exhausted_) {
+      cv_.wait(lock, [&] { return stop_.load() || finished_ || !exhausted_; });
+      continue;
+    }
+    if (const std::string problem = target_->AdmissionProblem(); !problem.empty()) {
+      resume_at_ = Clock::now() + std::chrono::seconds(5);
+      continue;
+    }
+    // A place in flight is taken before the task: a chunk read from the store is one request.
+    ++in_flight_;
+    bytes_in_flight_ += options_.chunk_bytes;
+    lock.unlock();
+    FillShare::Task task = hosts_->Next(held);
+    uint64_t found = 0, wanted = 0;
+    if (task.kind == FillShare::Kind::kStore) {
+      wanted = task.files.size();
+      found = FetchFromStore(task.files);
+      hosts_->Fetched(task.chunk, found == wanted);
+    } else if (task.kind == FillShare::Kind::kPeers) {
+      std::vector<cache::CacheKey> keys;
+      for (const format::Entry& e : task.files) keys.push_back(e.index);
+      auto got = cluster_->LookupMany(keys);
+      std::vector<format::Entry> missing;
+      uint64_t bytes = 0;
+      for (const format::Entry& e : task.files) {
+        auto it = got.find(e.index);
+        // Checked against the index as a store read is: a memcached server takes anyone's writes.
+        if (it == got.end() || it->second == nullptr || it->second->size() != e.size() ||
+            XXH3_64bits(it->second->data(), it->second->size()) != e.record.checksum) {
+          missing.push_back(e);
+          continue;
+        }
+        bytes += e.size();
+        Store(e, std::move(it->second));
+      }
+      if (hosts_->AfterPeers(task.chunk, task.files.size() - missing.size(), bytes,
+                             missing.size())) {
+        wanted = missing.size();
+        found = FetchFromStore(missing);
+        hosts_->Fetched(task.chunk, found == wanted);
+      }
+    }
+    lock.lock();
+    --in_flight_;
+    bytes_in_flight_ -= options_.chunk_bytes;
+    if (task.kind == FillShare::Kind::kNone) {
+      exhausted_ = true;
+    } else if (task.kind == FillShare::Kind::kWait) {
+      // Chunks wait for other hosts: look again shortly (or when a place frees).
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
     } else {
-      backoff_ = std::chrono::milliseconds(0);
-      failures_in_a_row_ = 0;
+      ++batches_done_;
+      if (wanted > 0) NoteReadLocked(found, wanted);
     }
     cv_.notify_all();
   }
@@ -391,6 +513,17 @@ FillStats Filler::Stats() const {
   s.failed_files = failed_files_.load(std::memory_order_relaxed);
   s.not_stored_files = not_stored_files_.load(std::memory_order_relaxed);
   s.requests = origin_.Counters(ReadCause::kFill).reads;
+  if (hosts_ != nullptr) {
+    const FillShareStats h = hosts_->Stats();
+    s.shared = true;
+    s.chunks = h.chunks;
+    s.own_chunks = h.own_chunks;
+    s.claimed_chunks = h.claimed;
+    s.peer_chunks = h.from_peers;
+    s.peer_files = h.peer_files;
+    s.peer_bytes = h.peer_bytes;
+    s.waited_out_chunks = h.waited_out;
+  }
   s.in_flight = in_flight_;
   s.in_flight_target = target_in_flight_;
   s.bytes_per_second = last_rate_;

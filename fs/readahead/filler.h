@@ -31,6 +31,9 @@
 // misses included), over windows that saw a read end; the best rate seen fades (5% a window)
 // so that the fill probes upward again after a dip.
 //
+// With a cluster tier the job's hosts share the fill: each reads from the store the chunks it
+// claims and writes them to the cluster; the rest it reads from the cluster (fill_share.h).
+//
 // Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
 // owns its threads (the controller and up to max_in_flight workers), stopped and joined by the
 // destructor, whose requests then retry no more (fs/origin/read_deadline.h).
@@ -53,6 +56,7 @@
 #include "cache/tier_stack.h"
 #include "fs/format/dataset.h"
 #include "fs/read/origin_reader.h"
+#include "fs/readahead/fill_share.h"
 #include "fs/readahead/fill_types.h"
 
 namespace mmfs::fs {
@@ -81,6 +85,14 @@ class Filler {
   };
   void Control();  // the controller thread
   void Work();     // a worker thread
+  // A worker of a fill shared with other hosts. REQUIRES: mu_ (held on entry, released within).
+  void WorkShared(std::unique_lock<std::mutex>& lock);
+  // Reads `files` from the store in runs of neighbours, stores what came (and, shared, writes it
+  // to the cluster); returns how many came.
+  uint64_t FetchFromStore(const std::vector<format::Entry>& files);
+  // After a read that brought `found` of `wanted` files: backoff and the failure count.
+  // REQUIRES: mu_.
+  void NoteReadLocked(uint64_t found, uint64_t wanted);
   // Whether the fill fetches `e`: a regular file the target tier can hold.
   bool Fetchable(const format::Entry& e) const;
   // Plans what the fill covers (the share, if any) and bounds the tier to it.
@@ -100,6 +112,8 @@ class Filler {
   OriginReader& origin_;
   cache::CacheTier* const target_;
   cache::CacheTier* const ram_;
+  cache::ClusterTier* const cluster_;  // null: not shared
+  std::unique_ptr<FillShare> hosts_;   // the fill shared with the job's other hosts; or null
   const FillOptions options_;
   const std::function<uint64_t()> demand_in_flight_;
 

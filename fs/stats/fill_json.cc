@@ -23,7 +23,15 @@ json FillToJson(const FillStats& f) {
           {"in_flight_target", f.in_flight_target},
           {"bytes_per_second", f.bytes_per_second},
           {"seconds_left", f.seconds_left},
-          {"seconds", f.seconds}};
+          {"seconds", f.seconds},
+          {"hosts",
+           {{"shared", f.shared},
+            {"chunks", f.chunks},
+            {"own_chunks", f.own_chunks},
+            {"claimed_chunks", f.claimed_chunks},
+            {"peer_chunks", f.peer_chunks},
+            {"peer", {{"files", f.peer_files}, {"bytes", f.peer_bytes}}},
+            {"waited_out_chunks", f.waited_out_chunks}}}};
 }
 
 FillStats FillFromJson(const json& j) {
@@ -46,6 +54,15 @@ FillStats FillFromJson(const json& j) {
   Read(j, "bytes_per_second", &f.bytes_per_second);
   Read(j, "seconds_left", &f.seconds_left);
   Read(j, "seconds", &f.seconds);
+  const json& hosts = Part(j, "hosts");
+  Read(hosts, "shared", &f.shared);
+  Read(hosts, "chunks", &f.chunks);
+  Read(hosts, "own_chunks", &f.own_chunks);
+  Read(hosts, "claimed_chunks", &f.claimed_chunks);
+  Read(hosts, "peer_chunks", &f.peer_chunks);
+  Read(Part(hosts, "peer"), "files", &f.peer_files);
+  Read(Part(hosts, "peer"), "bytes", &f.peer_bytes);
+  Read(hosts, "waited_out_chunks", &f.waited_out_chunks);
   return f;
 }
 

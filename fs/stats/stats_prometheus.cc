@@ -213,6 +213,14 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
              "The fill's throughput over its last window.", ds, f.bytes_per_second);
     w.Single("mmfs_fill_seconds_left", "gauge", "The fill's time left at that rate.", ds,
              f.seconds_left);
+    if (f.shared) {
+      w.Single("mmfs_fill_claimed_chunks_total", "counter",
+               "Chunks of a fill shared with the job's hosts that this host read from the store.",
+               ds, d(f.claimed_chunks));
+      w.Single("mmfs_fill_peer_bytes_total", "counter",
+               "Bytes of a shared fill read from the cluster (another host fetched them).", ds,
+               d(f.peer_bytes));
+    }
   }
   const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)
   w.Single("mmfs_extent_reads_total", "counter",

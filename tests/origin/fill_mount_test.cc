@@ -5,7 +5,10 @@
 //     into the SSD tier, each shard byte fetched about once; the epoch then reads nothing from
 //     the store, and a remount nothing but the shards' checks;
 //   - a dataset larger than the SSD tier keeps a share there, and a second epoch after a
-//     remount fetches only the rest.
+//     remount fetches only the rest;
+//   - three mounts (three "hosts", each with its own memcached server) share one fill: the
+//     store sends each shard byte about once for all three; with a server killed, a host that
+//     joins later still reads every file, its lost share fetched from the store.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "tests/integration/mount_helper.h"
+#include "tests/memcached_helper.h"
 #include "tests/nginx_helper.h"
 #include "tests/origin/remote_mount_fixture.h"
 #include "tests/test_util.h"
@@ -148,6 +152,86 @@ TEST_F(FillMountTest, ADatasetLargerThanTheSsdTierKeepsAShareAndLaterEpochsFetch
             1.1 * static_cast<double>(shard_bytes - share) + (64 << 10))
       << epoch2 << " bytes for shards of " << shard_bytes << " with a share of " << share;
   EXPECT_EQ(again->StopWith(SIGTERM), 0);
+}
+
+// Three hosts of a job as three mounts of one URL, each with its own cache directory and its
+// own memcached server among the three (--cluster-self), sharing the fill through them.
+class SharedFillMountTest : public FillMountTest {
+ protected:
+  void SetUp() override {
+    FillMountTest::SetUp();
+    if (HasFatalFailure()) return;
+    for (auto& m : memcached) ASSERT_TRUE(m.ready()) << "memcached did not start";
+  }
+  std::string Servers() const {
+    return memcached[0].address() + "," + memcached[1].address() + "," + memcached[2].address();
+  }
+  std::string HostMnt(int host) const { return host == 0 ? mnt() : mnts[host - 1].path(); }
+  std::unique_ptr<testing::ForegroundMount> MountHost(int host, const std::string& cache_dir) {
+    return std::make_unique<testing::ForegroundMount>(
+        url, HostMnt(host),
+        std::vector<std::string>{"--cache-dir", cache_dir, "--cluster-cache", Servers(),
+                                 "--cluster-self", memcached[host].address(), "-o",
+                                 "fill=on,fill_chunk=128K"});
+  }
+  nlohmann::json FillOf(int host) const { return testing::StatsJson(HostMnt(host))["fill"]; }
+  bool DoneOn(int host) const {
+    const nlohmann::json f = FillOf(host);
+    return f.is_object() && f["state"] == "done";
+  }
+  std::string DiffOf(int host) const {
+    auto d = testing::Shell("diff -r '" + src.path() + "' '" + HostMnt(host) + "' 2>&1");
+    return d.exit_code == 0 ? "" : "diff -r: " + d.output;
+  }
+
+  testing::MemcachedServer memcached[3];
+  testing::TempDir mnts[2];
+};
+
+TEST_F(SharedFillMountTest, ThreeHostsFetchEachByteOnceAndALostServerCostsNoFile) {
+  std::unique_ptr<testing::ForegroundMount> hosts[3];
+  for (int h = 0; h < 3; ++h) {
+    hosts[h] = MountHost(h, cache.path() + "/host" + std::to_string(h));
+    ASSERT_TRUE(hosts[h]->mounted()) << "host " << h;
+  }
+  for (int h = 0; h < 3; ++h) {
+    ASSERT_TRUE(testing::WaitFor([&] { return DoneOn(h); }, 60)) << FillOf(h).dump();
+  }
+  uint64_t claimed = 0, chunks = 0;
+  for (int h = 0; h < 3; ++h) {
+    const nlohmann::json f = FillOf(h);
+    EXPECT_TRUE(f["hosts"]["shared"].get<bool>()) << f.dump();
+    EXPECT_EQ(f["failed_files"].get<uint64_t>(), 0u);
+    claimed += f["hosts"]["claimed_chunks"].get<uint64_t>();
+    chunks = f["hosts"]["chunks"].get<uint64_t>();
+  }
+  EXPECT_GT(chunks, 6u);
+  EXPECT_EQ(claimed, chunks) << "each chunk from the store by one host";
+  // Every host serves the whole dataset, and the store sent each shard byte about once for the
+  // three (the mounts' checks of the shards' first bytes aside).
+  for (int h = 0; h < 3; ++h) EXPECT_EQ(DiffOf(h), "") << "host " << h;
+  const uint64_t sent = ShardBytesSent();
+  EXPECT_LE(static_cast<double>(sent), 1.05 * static_cast<double>(shard_bytes) + (256 << 10))
+      << sent << " bytes for shards of " << shard_bytes;
+
+  // A server dies and host 2 leaves; a new host joins in its place with an empty cache: what
+  // the dead server held comes from the store, the rest from the cluster, and no read fails.
+  memcached[1].Kill();
+  EXPECT_EQ(hosts[2]->StopWith(SIGTERM), 0);
+  hosts[2].reset();  // before the new mount: a ForegroundMount cleans up its mount point when it goes
+  hosts[2] = MountHost(2, cache.path() + "/host2-again");
+  ASSERT_TRUE(hosts[2]->mounted());
+  ASSERT_TRUE(testing::WaitFor([&] { return DoneOn(2); }, 90)) << FillOf(2).dump();
+  EXPECT_EQ(DiffOf(2), "");
+  EXPECT_EQ(DiffOf(0), "") << "a host whose cluster lost a server still serves every file";
+  const nlohmann::json f = FillOf(2);
+  EXPECT_GT(f["hosts"]["peer"]["files"].get<uint64_t>(), 0u) << f.dump();
+  // The dead server's share came from the store, in runs that read over the files the cluster
+  // still had (one request rather than one per file): at most about the dataset once more.
+  const uint64_t joined = ShardBytesSent() - sent;
+  EXPECT_GT(joined, 0u) << "the dead server's share came from the store";
+  EXPECT_LE(static_cast<double>(joined), 1.05 * static_cast<double>(shard_bytes) + (256 << 10));
+  for (auto& h : hosts) EXPECT_EQ(h->StopWith(SIGTERM), 0);
 }
 
 }  // namespace

@@ -399,9 +399,13 @@ int RunMount(const MountArgs& in) {
   // A dataset from a URL is fetched ahead of its readers once a training job is seen. Its
   // demand misses then read their samples alone: the fill brings the rest, once, and an extent
   // around a miss would fetch the same bytes a second time.
-  // Not by default with a cluster tier (each host would fetch the whole dataset; the hosts do not
-  // share the fill yet) nor for a view's root (its files are not the originals the fill brings).
-  const bool fill_by_default = dataset->remote && opts.cluster_servers.empty() && args.view == 0;
+  // With a cluster tier the job's hosts share it (each chunk fetched from the store by one host,
+  // read from the cluster by the others). Not for a view's root: its files are not the
+  // originals the fill brings.
+  const bool fill_by_default = dataset->remote && args.view == 0;
+  opts.fs.fill.cluster_self = !opts.cluster_self.empty()
+                                  ? opts.cluster_self
+                                  : cache::ClusterTier::FindLocalServer(opts.cluster_servers);
   opts.fs.fill.mode =
       opts.fill.value_or(fill_by_default ? fs::FillMode::kAuto : fs::FillMode::kOff);
   if (dataset->remote && opts.fs.fill.mode != fs::FillMode::kOff && !opts.extents_given) {

@@ -101,6 +101,13 @@ void PrintFill(const fs::FillStats& f) {
     std::printf("            %s requests in %s; started: %s\n", FormatCount(f.requests).c_str(),
                 FormatDuration(f.seconds).c_str(), f.trigger.c_str());
   }
+  if (f.shared) {
+    std::printf("            shared with the job's hosts: %s of %s chunks from the store by this "
+                "host (%s its own), %s from the cluster (%s), %s after waiting for a host\n",
+                FormatCount(f.claimed_chunks).c_str(), FormatCount(f.chunks).c_str(),
+                FormatCount(f.own_chunks).c_str(), FormatCount(f.peer_chunks).c_str(),
+                FormatBytes(f.peer_bytes).c_str(), FormatCount(f.waited_out_chunks).c_str());
+  }
 }
 
 const fs::RequestStats* FindRequest(const fs::StatsSnapshot& s, const std::string& op) {

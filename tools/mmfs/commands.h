@@ -62,6 +62,7 @@ struct MountArgs {
   std::optional<std::string> ssd_cache;      // -o ssd_cache=
   std::optional<std::string> readahead;      // -o readahead=
   std::optional<std::string> cluster_cache;  // -o cluster_cache= ("host:port,host:port")
+  std::optional<std::string> cluster_self;   // -o cluster_self= (this host's server in that list)
   std::optional<std::string> threads;        // -o threads=
   bool overlay = false;  // -o overlay: an overlayfs in front (fs/fuse/overlay_front.h)
   std::string log_file;

@@ -141,6 +141,8 @@ int main(int argc, char** argv) {
       "    readers, at the link's speed; auto, the default for a URL: once a training job is\n"
       "    seen (a hint, or 64 files read), never for ls, find or a few files; a dataset larger\n"
       "    than the tier keeps a fixed share; mmfs stats shows progress and the time left),\n"
+      "  fill_chunk=SIZE (what one request of the fill reads, 64K..64M, default 8M; the same\n"
+      "    on every host that shares a fill through cluster_cache),\n"
       "  hint=on|off|owner (MNT/.mmfs/hint takes a shuffled epoch's order of paths; with\n"
       "    allow_other anyone may write it and only files every user may read count; owner:\n"
       "    only the mounting user may write it, and every line counts; see README),\n"
@@ -160,7 +162,10 @@ int main(int argc, char** argv) {
       "  extents=auto|off|SIZE (a miss from a slow origin reads the shard extent around its\n"
       "  sample and keeps the neighbours; auto sizes it from the origin's measured latency\n"
       "  and bandwidth and falls back to sample reads where that does not pay),\n"
-      "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts).\n"
+      "  cluster_cache=HOST:PORT[,HOST:PORT...] (a memcached tier shared by the job's hosts;\n"
+      "    a dataset from a URL is then fetched once per job, each host its part),\n"
+      "  cluster_self=HOST:PORT (this host's server in that list: the part it fetches first;\n"
+      "    default: the one server whose address is this host's).\n"
       "Other -o options go to FUSE (allow_other, auto_unmount, ...). Every mount is nosuid,nodev\n"
       "(-o suid and -o dev are refused); numbers and sizes are checked whole, for -o and the\n"
       "long options alike.\n\n"
@@ -207,7 +212,13 @@ int main(int argc, char** argv) {
                         "on (default): a miss loads the whole sample (k.jpg brings k.txt); off");
   mount_cmd->add_option("--cluster-cache", mount.cluster_cache,
                         "memcached servers HOST:PORT[,HOST:PORT...] shared by all hosts of a job: "
-                        "a tier below the SSD tier, filled from origin reads");
+                        "a tier below the SSD tier, filled from origin reads; a dataset from a "
+                        "URL is fetched from the store once per job, shared out between the "
+                        "hosts through it");
+  mount_cmd->add_option("--cluster-self", mount.cluster_self,
+                        "This host's own server in --cluster-cache (one memcached per host): "
+                        "the part of the dataset it fetches from the store first")
+      ->check(kNotEmpty);
   mount_cmd->add_option("--threads", mount.threads,
                         "Maximum FUSE worker threads, 1 to 256 (default 16)")
       ->type_name("N");

@@ -1,5 +1,6 @@
 #include "tools/mmfs/mount_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <optional>
@@ -163,11 +164,22 @@ Status Apply(const Item& item, ParsedMountOptions* out) {
     auto mode = fs::ParseFillMode(value);
     if (!mode.ok()) return Bad(item, mode.status().message());
     out->fill = *mode;
+  } else if (key == "fill_chunk") {
+    // One request of the fill; the hosts of a job that share a fill must give the same.
+    MMFS_ASSIGN_OR_RETURN(out->fs.fill.chunk_bytes, Size(item, 64ull << 10, 64ull << 20));
   } else if (key == "cluster_cache") {
     MMFS_ASSIGN_OR_RETURN(std::string value, NonEmptyValue(item, "HOST:PORT[,HOST:PORT...]"));
     auto servers = cache::ClusterTier::ParseServers(value);
     if (!servers.ok()) return Bad(item, servers.status().message());
     out->cluster_servers = std::move(servers).value();
+  } else if (key == "cluster_self") {
+    MMFS_ASSIGN_OR_RETURN(std::string value, NonEmptyValue(item, "HOST:PORT"));
+    auto server = cache::ClusterTier::ParseServers(value);
+    if (!server.ok() || server->size() != 1) {
+      return Bad(item, "not one HOST:PORT (this host's memcached server, as --cluster-cache "
+                       "names it)");
+    }
+    out->cluster_self = server->front();
   } else if (key == "nonempty") {
     MMFS_RETURN_IF_ERROR(NoValue(item));
     out->nonempty = true;
@@ -254,6 +266,7 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
   AddLong("--ssd-cache", "ssd_cache", args.ssd_cache, &items);
   AddLong("--readahead", "readahead", args.readahead, &items);
   AddLong("--cluster-cache", "cluster_cache", args.cluster_cache, &items);
+  AddLong("--cluster-self", "cluster_self", args.cluster_self, &items);
   AddLong("--threads", "threads", args.threads, &items);
   if (args.overlay) items.push_back(Item{"overlay", std::nullopt, "--overlay", ""});
 
@@ -267,6 +280,13 @@ Result<ParsedMountOptions> ParseMountOptions(const MountArgs& args) {
     }
     MMFS_RETURN_IF_ERROR(Apply(item, &parsed));
     if (item.value) in_cluster_list = item.key == "cluster_cache" && !item.raw.empty();
+  }
+  if (!parsed.cluster_self.empty() &&
+      std::find(parsed.cluster_servers.begin(), parsed.cluster_servers.end(),
+                parsed.cluster_self) == parsed.cluster_servers.end()) {
+    return Status::InvalidArgument(
+        "--cluster-self " + parsed.cluster_self + " is not one of the --cluster-cache servers" +
+        (parsed.cluster_servers.empty() ? " (none given)" : ""));
   }
   if (!parsed.cache_dir.empty()) {
     std::error_code ec;

@@ -55,6 +55,7 @@ struct ParsedMountOptions {
   // -o opendir=on: the kernel sends OPENDIR for every listing (off: answered ENOSYS once).
   bool cache_listings = true;
   std::vector<std::string> cluster_servers;  // empty: no cluster tier
+  std::string cluster_self;  // this host's server, one of cluster_servers; empty: none
   // -o fill: fetch the dataset ahead of its readers (fs/readahead/filler.h); nullopt: auto for a
   // dataset from a URL, off for a local one.
   std::optional<fs::FillMode> fill;

@@ -1,0 +1,192 @@
+#include "fs/readahead/fill_share.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace mmfs::fs {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+// A done mark outlives any job's epochs; memcached's LRU drops it before its values if memory
+// is short, which only sends the chunk to the store again.
+constexpr std::chrono::seconds kDoneTtl{0};
+}  // namespace
+
+FillShare::FillShare(cache::ClusterTier& cluster, FillShareOptions options)
+    : cluster_(cluster), options_(std::move(options)) {}
+
+std::string FillShare::ClaimName(size_t chunk) const {
+  // The chunk size is in the name: hosts that cut the dataset differently never share a chunk.
+  return "fill-" + std::to_string(chunk_bytes_) + "/claim/" + std::to_string(chunk);
+}
+
+std::string FillShare::DoneName(size_t chunk) const {
+  return "fill-" + std::to_string(chunk_bytes_) + "/done/" + std::to_string(chunk);
+}
+
+void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chunk_bytes,
+                     const std::function<bool(const format::Entry&)>& fetchable) {
+  std::vector<std::vector<format::Entry>> chunks;
+  std::vector<format::Entry> run;
+  uint64_t first = 0;
+  for (uint64_t i = 0; i < end; ++i) {
+    auto e = dataset.GetEntry(i);
+    if (!e.ok() || !fetchable(*e)) continue;
+    const uint64_t last = e->record.data_offset + e->size();
+    if (!run.empty() && (e->record.shard != run.front().record.shard ||
+                         e->record.data_offset < first || last - first > chunk_bytes)) {
+      chunks.push_back(std::move(run));
+      run.clear();
+    }
+    if (run.empty()) first = e->record.data_offset;
+    run.push_back(*e);
+  }
+  if (!run.empty()) chunks.push_back(std::move(run));
+
+  std::lock_guard<std::mutex> lock(mu_);
+  chunks_ = std::move(chunks);
+  chunk_bytes_ = chunk_bytes;
+  own_.assign(chunks_.size(), false);
+  mine_.assign(chunks_.size(), false);
+  waited_since_.assign(chunks_.size(), Clock::time_point());
+  stats_.chunks = chunks_.size();
+  stats_.own_chunks = 0;
+  order_.clear();
+  // This host's own chunks first, in index order; then the others from the far end.
+  std::vector<size_t> others;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    own_[c] = !options_.self.empty() && cluster_.ServerOfMark(ClaimName(c)) == options_.self;
+    if (own_[c]) {
+      order_.push_back(c);
+      ++stats_.own_chunks;
+    } else {
+      others.push_back(c);
+    }
+  }
+  order_.insert(order_.end(), others.rbegin(), others.rend());
+}
+
+void FillShare::Replan(const std::function<bool(const std::vector<format::Entry>&)>& missing) {
+  std::lock_guard<std::mutex> lock(mu_);
+  order_.clear();
+  waiting_.clear();
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    if (missing(chunks_[c])) order_.push_back(c);
+  }
+}
+
+FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>& held) {
+  Task task;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const Clock::time_point now = Clock::now();
+    if (!order_.empty()) {
+      const size_t c = order_.front();
+      order_.pop_front();
+      for (const format::Entry& e : chunks_[c]) {
+        if (!held(e)) task.files.push_back(e);
+      }
+      if (task.files.empty()) continue;  // held already (a remount, the readers' misses)
+      ++outstanding_;
+      lock.unlock();
+      const auto claim = cluster_.AddMark(ClaimName(c), options_.claim_ttl);
+      lock.lock();
+      task.chunk = c;
+      if (claim == cache::ClusterTier::MarkResult::kExists) {
+        // Another host has it, or had it and is done: read from the cluster once it is.
+        --outstanding_;
+        waited_since_[c] = now;
+        auto at = std::find_if(waiting_.begin(), waiting_.end(),
+                               [&](const Waiting& w) { return w.next > now; });
+        waiting_.insert(at, Waiting{c, now});
+        task.files.clear();
+        continue;
+      }
+      // Won, or the server did not answer (the chunk is then this host's to fetch).
+      mine_[c] = claim == cache::ClusterTier::MarkResult::kAdded;
+      task.kind = Kind::kStore;
+      return task;
+    }
+    if (!waiting_.empty()) {
+      // The chunk due first (they are queued in due order: each is put back `peer_retry` on).
+      if (waiting_.front().next > now) {
+        task.kind = Kind::kWait;
+        return task;
+      }
+      Waiting w = waiting_.front();
+      waiting_.pop_front();
+      for (const format::Entry& e : chunks_[w.chunk]) {
+        if (!held(e)) task.files.push_back(e);
+      }
+      if (task.files.empty()) continue;
+      ++outstanding_;
+      task.kind = Kind::kPeers;
+      task.chunk = w.chunk;
+      return task;
+    }
+    task.kind = outstanding_ > 0 ? Kind::kWait : Kind::kNone;
+    return task;
+  }
+}
+
+void FillShare::Fetched(size_t chunk, bool complete) {
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (chunk >= chunks_.size()) return;
+    --outstanding_;
+    mine = mine_[chunk];
+    mine_[chunk] = false;
+    if (complete && mine) ++stats_.claimed;
+  }
+  if (complete) {
+    cluster_.SetMark(DoneName(chunk), kDoneTtl);
+  } else if (mine) {
+    cluster_.DeleteMark(ClaimName(chunk));
+  }
+}
+
+bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing) {
+  Clock::time_point since;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (chunk >= chunks_.size()) return false;
+    since = waited_since_[chunk];
+    stats_.peer_files += files;
+    stats_.peer_bytes += bytes;
+    if (missing == 0) {
+      ++stats_.from_peers;
+      --outstanding_;
+      return false;
+    }
+  }
+  // Files are missing: done (then lost), taken over (a lapsed claim), or waited out: the store.
+  bool fetch = cluster_.HasMark(DoneName(chunk)).value_or(true);
+  bool taken = false;
+  if (!fetch) {
+    const auto claim = cluster_.AddMark(ClaimName(chunk), options_.claim_ttl);
+    taken = claim == cache::ClusterTier::MarkResult::kAdded;
+    fetch = claim != cache::ClusterTier::MarkResult::kExists;
+  }
+  const bool waited_out = !fetch && Clock::now() - since >= options_.peer_wait;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fetch || waited_out) {
+    mine_[chunk] = taken;
+    if (taken || waited_out) ++stats_.waited_out;
+    return true;
+  }
+  // Still being fetched by its holder: look again later, keeping the due order.
+  --outstanding_;
+  const Clock::time_point next = Clock::now() + options_.peer_retry;
+  auto at = std::find_if(waiting_.begin(), waiting_.end(),
+                         [&](const Waiting& w) { return w.next > next; });
+  waiting_.insert(at, Waiting{chunk, next});
+  return false;
+}
+
+FillShareStats FillShare::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace mmfs::fs

@@ -1,0 +1,108 @@
+// FillShare: how the hosts of a job split the fill through their cluster tier (memcached), so
+// that each byte of a dataset comes from the store once per job, not once per host.
+//
+// The fetchable files are cut into chunks, the same on every host: runs of index-order
+// neighbours in one shard, `chunk_bytes` of span at most (what one request reads). A host claims
+// a chunk before it reads it from the store (a mark added with memcached's atomic `add`, kept
+// for `claim_ttl`), writes the chunk's files to the cluster, then marks the chunk done. It
+// claims first the chunks whose claim hashes to its own memcached server (`self`, --cluster-self),
+// then the others from the far end, so that a host with time left takes work from a slower one
+// rather than race it. A chunk another host holds is read from the cluster once that host marked
+// it done; what is missing then (evicted, a server lost), or once the claim has lapsed (the host
+// is gone) or the chunk waited `peer_wait`, comes from the store. A server that does not answer
+// makes its chunks this host's own: the job may fetch a byte twice, never miss one.
+//
+// Ownership: borrows the cluster tier, which must outlive it. Thread-safety: all methods are
+// thread-safe; no lock is held over a request to the cluster.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cache/cluster_tier.h"
+#include "fs/format/dataset.h"
+
+namespace mmfs::fs {
+
+struct FillShareOptions {
+  std::string self;  // "host:port" of this host's memcached server; empty: none is
+  std::chrono::seconds claim_ttl{30};
+  std::chrono::milliseconds peer_wait{20000};   // a chunk another host holds, waited for at most
+  std::chrono::milliseconds peer_retry{100};    // between looks at a chunk not done yet
+};
+
+struct FillShareStats {
+  uint64_t chunks = 0;          // in the plan
+  uint64_t own_chunks = 0;      // whose claim hashes to this host's server
+  uint64_t claimed = 0;         // claimed by this host and read from the store
+  uint64_t from_peers = 0;      // chunks read from the cluster, written there by another host
+  uint64_t peer_files = 0, peer_bytes = 0;  // files and bytes read from the cluster
+  uint64_t waited_out = 0;      // chunks fetched from the store after peer_wait or a lapsed claim
+};
+
+class FillShare {
+ public:
+  FillShare(cache::ClusterTier& cluster, FillShareOptions options);
+
+  // Cuts entries [0, end) into chunks (`fetchable` says which entries count) and orders them.
+  void Plan(const format::Dataset& dataset, uint64_t end, uint64_t chunk_bytes,
+            const std::function<bool(const format::Entry&)>& fetchable);
+  // Orders again the chunks whose files `missing` says are not all held (a later pass).
+  void Replan(const std::function<bool(const std::vector<format::Entry>&)>& missing);
+
+  enum class Kind {
+    kStore,   // read the chunk's files from the store, then Fetched()
+    kPeers,   // read them from the cluster, then AfterPeers()
+    kWait,    // nothing due now (chunks wait for other hosts): ask again a little later
+    kNone,    // nothing left in this pass
+  };
+  struct Task {
+    Kind kind = Kind::kNone;
+    size_t chunk = 0;
+    std::vector<format::Entry> files;
+  };
+  // The next chunk to work on; `files` are those `held` does not say the target holds. May
+  // claim a chunk (a request to the cluster). Every kStore and kPeers task is ended by one
+  // Fetched() or AfterPeers() returning false.
+  Task Next(const std::function<bool(const format::Entry&)>& held);
+  // The chunk's read from the store ended: `complete` marks it done for the other hosts;
+  // otherwise this host's claim on it is dropped, so that another pass (or host) can take it.
+  void Fetched(size_t chunk, bool complete);
+  // After a read from the cluster that gave `files` files (`bytes`) of the chunk and left
+  // `missing`: true if those are to be read from the store now (then Fetched() ends the task):
+  // the chunk is done but lost them, or its claim lapsed and this host took it, or it waited
+  // `peer_wait`. False ends the task: nothing was missing, or the chunk waits for its holder.
+  bool AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing);
+
+  FillShareStats Stats() const;
+
+ private:
+  struct Waiting {
+    size_t chunk;
+    std::chrono::steady_clock::time_point next;  // due to be looked at
+  };
+  std::string ClaimName(size_t chunk) const;
+  std::string DoneName(size_t chunk) const;
+
+  cache::ClusterTier& cluster_;
+  const FillShareOptions options_;
+
+  mutable std::mutex mu_;
+  std::vector<std::vector<format::Entry>> chunks_;  // guarded by mu_ (set by Plan)
+  std::vector<bool> own_;                           // guarded by mu_
+  uint64_t chunk_bytes_ = 0;                        // guarded by mu_
+  std::deque<size_t> order_;                        // to claim; guarded by mu_
+  std::deque<Waiting> waiting_;                     // held by others; guarded by mu_
+  std::vector<bool> mine_;      // this host holds the claim; guarded by mu_
+  // When each chunk first waited for another host; guarded by mu_.
+  std::vector<std::chrono::steady_clock::time_point> waited_since_;
+  unsigned outstanding_ = 0;    // tasks and claims under way; guarded by mu_
+  FillShareStats stats_;                            // guarded by mu_
+};
+
+}  // namespace mmfs::fs
