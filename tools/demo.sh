@@ -4,7 +4,8 @@
 # ImageFolder + DataLoader, show `mmfs stats`, unmount.
 #   bash tools/demo.sh                 (MMFS_DEMO_DIR=/tmp/mmfs-demo, MMFS_DEMO_SAMPLES=2000)
 # It installs only what it runs (tools/install-deps.sh --demo) and builds only the two programs it
-# runs (the `demo` preset: mmfs and mmfs-gen-dataset, no tests, warnings not errors) in build/demo.
+# runs (the `demo` preset: mmfs and mmfs-gen-dataset, no tests; the release preset's flags) in
+# build/demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -15,6 +16,12 @@ started=$SECONDS
 echo "== installing Debian packages (tools/install-deps.sh --demo)"
 bash tools/install-deps.sh --demo
 echo "== building mmfs and mmfs-gen-dataset (cmake --preset demo, in build/demo)"
+# A compiler cache the caller set up (CCACHE_DIR, as the fresh-root check lends the test
+# command's) is used when ccache is installed; the demo never needs it.
+if [[ -n ${CCACHE_DIR:-} ]] && command -v ccache > /dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=$repo CCACHE_NOHASHDIR=1
+fi
 cmake --preset demo > /dev/null
 cmake --build --preset demo -j "$(nproc)"
 mmfs=$repo/build/demo/mmfs

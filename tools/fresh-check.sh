@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's Quick start, on a machine that has nothing: each Quick start command runs in its own
-# throwaway copy of a minimal Debian 12 root (`debootstrap --variant=minbase bookworm`), as root,
+# throwaway copy (both at once) of a minimal Debian 12 root (`debootstrap --variant=minbase bookworm`), as root,
 # with /dev (FUSE), /proc and /sys bound in. A package that tools/install-deps.sh forgets, and that
 # this machine happens to have, fails here instead of on a newcomer's machine.
 #
@@ -84,9 +84,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs COMMAND in a new throwaway copy of the base root; its output goes to the terminal and LOG.
+# Runs COMMAND in a new throwaway copy of the base root, its output in LOG; with PREP, that runs
+# in the root first (output in the same log).
 in_fresh_root() {
-  local cmd=$1 log=$2
+  local cmd=$1 log=$2 prep=${3:-}
   run=$(mktemp -d /tmp/mmfs-fresh.XXXXXX)
   local root=$run/root
   mkdir -p "$run/upper" "$run/work" "$root"
@@ -97,13 +98,16 @@ in_fresh_root() {
   mount --make-rprivate "$root/sys"
   [[ -e $root/etc/mtab ]] || ln -s ../proc/self/mounts "$root/etc/mtab"
   # Two things that make installing faster and change nothing in what gets installed: the
-  # machine's downloaded .debs are shared (the roots download only what it lacks), and dpkg does
-  # not fsync every file of a throwaway root (as Debian's container images are set up).
-  mkdir -p /var/cache/apt/archives/partial
-  mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
+  # machine's downloaded .debs are seen by the root (an overlay, so that two roots at once each
+  # have their own apt lock and downloads; what they download is kept for the next run), and
+  # dpkg does not fsync every file of a throwaway root (as Debian's container images are set up).
+  mkdir -p /var/cache/apt/archives/partial "$run/debs" "$run/debs-work"
+  mount -t overlay overlay \
+    -o "lowerdir=/var/cache/apt/archives,upperdir=$run/debs,workdir=$run/debs-work" \
+    "$root/var/cache/apt/archives"
   echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/mmfs-fresh-check"
-  # The test command's compiler cache (tools/run-tests.sh), when this run has one: its release
-  # build in the root then costs what ccache cannot vouch for. A compile whose header the root
+  # The test command's compiler cache (tools/run-tests.sh), when this run has one: the release
+  # builds in the root then cost what ccache cannot vouch for. A compile whose header the root
   # lacks still fails (ccache checks every header a file includes, and links are never cached).
   local ccache_env=()
   if [[ -n ${CCACHE_DIR:-} && -d $CCACHE_DIR ]]; then
@@ -127,9 +131,15 @@ in_fresh_root() {
   (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
      tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -xf - -C "$root/srv/mmfs"
   local status=0
-  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ccache_env[@]}" \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    bash -c "cd /srv/mmfs && $cmd" < /dev/null 2>&1 | tee "$log" || status=$?
+  [[ -z $prep ]] || chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c "$prep" < /dev/null > "$log" 2>&1 || status=$?
+  [[ $status != 0 ]] ||
+    chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ccache_env[@]}" \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      bash -c "cd /srv/mmfs && $cmd" < /dev/null >> "$log" 2>&1 || status=$?
+  # What the root downloaded, for the next run's roots.
+  find "$run/debs" -maxdepth 1 -name '*.deb' -type f -exec cp -n {} /var/cache/apt/archives/ \; \
+    2> /dev/null || true
   cleanup
   return "$status"
 }
@@ -137,10 +147,38 @@ in_fresh_root() {
 make_base
 failed=0
 logs=$(mktemp -d /tmp/mmfs-fresh-logs.XXXXXX)
+# Each command in its own root, both at once (their installs wait on the network and dpkg more
+# than on the CPU), each root cleaned up by its own subshell however it ends. The demo's root
+# gets ccache first when a compiler cache is lent (the demo itself neither needs nor installs
+# it), so that its -O3 build is the release stage's compiles too (tools/demo.sh uses ccache when
+# CCACHE_DIR is set and ccache is there).
+demo_prep=""
+[[ -z ${CCACHE_DIR:-} ]] ||
+  demo_prep="apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ccache > /dev/null"
+pids=()
 if [[ $which == all || $which == demo ]]; then
-  echo "== fresh-check: $demo_cmd"
-  start=$SECONDS
-  if in_fresh_root "$demo_cmd" "$logs/demo.log"; then
+  echo "== fresh-check: $demo_cmd (log: $logs/demo.log)"
+  ( trap cleanup EXIT; trap 'exit 130' INT TERM; run=""
+    start=$SECONDS
+    if in_fresh_root "$demo_cmd" "$logs/demo.log" "$demo_prep"; then status=0; else status=$?; fi
+    echo "$status $((SECONDS - start))" > "$logs/demo.status" ) &
+  pids+=($!)
+fi
+if [[ $which == all || $which == tests ]]; then
+  echo "== fresh-check: $test_cmd (log: $logs/tests.log)"
+  ( trap cleanup EXIT; trap 'exit 130' INT TERM; run=""
+    start=$SECONDS
+    if in_fresh_root "$test_cmd" "$logs/tests.log"; then status=0; else status=$?; fi
+    echo "$status $((SECONDS - start))" > "$logs/tests.status" ) &
+  pids+=($!)
+fi
+for pid in "${pids[@]}"; do wait "$pid" || true; done
+
+if [[ $which == all || $which == demo ]]; then
+  echo "== fresh-check: the demo's output"
+  cat "$logs/demo.log" 2> /dev/null || true
+  read -r status took < "$logs/demo.status" 2> /dev/null || { status=1; took=0; }
+  if [[ $status == 0 ]]; then
     # The demo generates MMFS_DEMO_SAMPLES (2000) samples; each epoch must read all of them.
     samples=$(sed -n 's/^ImageFolder: \([0-9]*\) samples.*/\1/p' "$logs/demo.log")
     epochs=$(grep -c "^epoch [0-9]*: ${samples:-x} images decoded" "$logs/demo.log" || true)
@@ -151,20 +189,21 @@ if [[ $which == all || $which == demo ]]; then
       echo "== fresh-check FAILED: the demo did not print mmfs stats"
       failed=1
     else
-      echo "== fresh-check: demo OK ($samples samples x $epochs epochs, stats printed) in $((SECONDS - start)) s"
+      echo "== fresh-check: demo OK ($samples samples x $epochs epochs, stats printed) in $took s"
     fi
   else
-    echo "== fresh-check FAILED: the demo command exited non-zero (after $((SECONDS - start)) s)"
+    echo "== fresh-check FAILED: the demo command exited non-zero (after $took s)"
     failed=1
   fi
 fi
 if [[ $which == all || $which == tests ]]; then
-  echo "== fresh-check: $test_cmd"
-  start=$SECONDS
-  if in_fresh_root "$test_cmd" "$logs/tests.log"; then
-    echo "== fresh-check: test command subset OK in $((SECONDS - start)) s"
+  echo "== fresh-check: the test command subset's output"
+  cat "$logs/tests.log" 2> /dev/null || true
+  read -r status took < "$logs/tests.status" 2> /dev/null || { status=1; took=0; }
+  if [[ $status == 0 ]]; then
+    echo "== fresh-check: test command subset OK in $took s"
   else
-    echo "== fresh-check FAILED: the test command subset exited non-zero (after $((SECONDS - start)) s)"
+    echo "== fresh-check FAILED: the test command subset exited non-zero (after $took s)"
     failed=1
   fi
 fi
