@@ -43,7 +43,10 @@ make_base() {
   local mirror
   mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
   [[ -n $mirror ]] || mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-  mirror=${mirror:-http://deb.debian.org/debian}
+  if [[ -z $mirror ]]; then
+    echo "fresh-check: no Debian mirror in /etc/apt/sources.list{,.d} to debootstrap from" >&2
+    exit 1
+  fi
   echo "== fresh-check: debootstrap --variant=minbase bookworm $base (from $mirror, once per machine)"
   rm -rf "$base.tmp"
   mkdir -p "$(dirname "$base")"
