@@ -268,7 +268,10 @@ Blob ClusterTier::Assemble(CacheKey key, const std::string& first, void* client)
       key_lens.push_back(k.size());
     }
     memcached_return_t rc = memcached_mget(M(client), key_ptrs.data(), key_lens.data(), keys.size());
-    Note(client, "", rc);  // a server down: its parts are missing below, the value a miss
+    Note(client, "", rc);
+    // A server down (not yet out of the ring) took no keys: a part missing then is a miss,
+    // not damage, and the value stays for when the server answers.
+    const bool partial = rc != MEMCACHED_SUCCESS;
     std::unordered_map<std::string, std::string> got;
     while (memcached_result_st* r = memcached_fetch_result(M(client), nullptr, &rc)) {
       got.emplace(std::string(memcached_result_key_value(r), memcached_result_key_length(r)),
@@ -277,6 +280,7 @@ Blob ClusterTier::Assemble(CacheKey key, const std::string& first, void* client)
     }
     for (const std::string& k : keys) {
       auto it = got.find(k);
+      if (it == got.end() && partial) return Blob();
       if (it == got.end()) return damaged();  // a part was evicted: the value is incomplete
       out->append(it->second);
     }
@@ -422,39 +426,48 @@ std::string ClusterTier::MarkKey(const std::string& name) const {
   return "mmfs/" + options_.name_space + "/mark/" + name;
 }
 
+std::string ClusterTier::MarkGroup(const std::string& name) const {
+  // Marks that differ only after their last '/' (a chunk's claim and done) share a server.
+  const size_t slash = name.rfind('/');
+  return MarkKey(slash == std::string::npos ? name : name.substr(0, slash));
+}
+
 ClusterTier::MarkResult ClusterTier::AddMark(const std::string& name, std::chrono::seconds ttl) {
   Client client(pool_);
   if (client.get() == nullptr) return MarkResult::kFailed;
-  const std::string k = MarkKey(name);
-  memcached_return_t rc = memcached_add(client.get(), k.data(), k.size(), "1", 1,
-                                        static_cast<time_t>(ttl.count()), 0);
+  const std::string k = MarkKey(name), g = MarkGroup(name);
+  memcached_return_t rc = memcached_add_by_key(client.get(), g.data(), g.size(), k.data(),
+                                               k.size(), "1", 1,
+                                               static_cast<time_t>(ttl.count()), 0);
   if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
-    Note(client.get(), k, MEMCACHED_SUCCESS);
+    Note(client.get(), g, MEMCACHED_SUCCESS);
     return MarkResult::kExists;
   }
-  Note(client.get(), k, rc);
+  Note(client.get(), g, rc);
   return rc == MEMCACHED_SUCCESS ? MarkResult::kAdded : MarkResult::kFailed;
 }
 
 bool ClusterTier::SetMark(const std::string& name, std::chrono::seconds ttl) {
   Client client(pool_);
   if (client.get() == nullptr) return false;
-  const std::string k = MarkKey(name);
-  memcached_return_t rc = memcached_set(client.get(), k.data(), k.size(), "1", 1,
-                                        static_cast<time_t>(ttl.count()), 0);
-  Note(client.get(), k, rc);
+  const std::string k = MarkKey(name), g = MarkGroup(name);
+  memcached_return_t rc = memcached_set_by_key(client.get(), g.data(), g.size(), k.data(),
+                                               k.size(), "1", 1,
+                                               static_cast<time_t>(ttl.count()), 0);
+  Note(client.get(), g, rc);
   return rc == MEMCACHED_SUCCESS;
 }
 
 std::optional<bool> ClusterTier::HasMark(const std::string& name) {
   Client client(pool_);
   if (client.get() == nullptr) return std::nullopt;
-  const std::string k = MarkKey(name);
+  const std::string k = MarkKey(name), g = MarkGroup(name);
   size_t len = 0;
   uint32_t flags = 0;
   memcached_return_t rc;
-  char* value = memcached_get(client.get(), k.data(), k.size(), &len, &flags, &rc);
-  Note(client.get(), k, rc);
+  char* value = memcached_get_by_key(client.get(), g.data(), g.size(), k.data(), k.size(), &len,
+                                     &flags, &rc);
+  Note(client.get(), g, rc);
   std::free(value);
   if (rc == MEMCACHED_SUCCESS) return true;
   if (rc == MEMCACHED_NOTFOUND) return false;
@@ -464,13 +477,14 @@ std::optional<bool> ClusterTier::HasMark(const std::string& name) {
 void ClusterTier::DeleteMark(const std::string& name) {
   Client client(pool_);
   if (client.get() == nullptr) return;
-  const std::string k = MarkKey(name);
-  memcached_return_t rc = memcached_delete(client.get(), k.data(), k.size(), 0);
-  Note(client.get(), k, rc);
+  const std::string k = MarkKey(name), g = MarkGroup(name);
+  memcached_return_t rc =
+      memcached_delete_by_key(client.get(), g.data(), g.size(), k.data(), k.size(), 0);
+  Note(client.get(), g, rc);
 }
 
 std::string ClusterTier::ServerOfMark(const std::string& name) const {
-  const std::string k = MarkKey(name);
+  const std::string k = MarkGroup(name);
   std::lock_guard<std::mutex> lock(owner_mu_);
   memcached_return_t rc;
   const memcached_instance_st* server =

@@ -19,7 +19,8 @@
 //
 // Marks: small items "mmfs/NS/mark/NAME" beside the values, for hosts that split work between
 // them (the shared fill, fs/readahead/fill_share.h): memcached's atomic `add` is a claim that
-// one host wins. A mark lives on the server its name hashes to, like any key.
+// one host wins. A mark lives on the server its name up to the last '/' hashes to, so that
+// "X/claim" and "X/done" share one.
 //
 // Thread-safety: all methods are thread-safe (a pool of memcached connections; one writer).
 #pragma once
@@ -49,7 +50,9 @@ struct ClusterTierOptions {
   int timeout_ms = 100;              // connect, send, receive: a slower server is a miss
   uint64_t max_queued_bytes = 64ull << 20;  // the fill queue; beyond it inserts are dropped
   size_t item_bytes = 1000 * 1024;   // under memcached's default 1 MiB item limit
-  unsigned connections = 16;         // the pool: concurrent lookups at most
+  // The pool: concurrent requests at most (the miss threads' lookups, the fill's workers and
+  // their claims, the writer).
+  unsigned connections = 48;
 };
 
 struct ClusterServerHealth {
@@ -109,7 +112,7 @@ class ClusterTier final : public CacheTier {
   std::optional<bool> HasMark(const std::string& name);
   void DeleteMark(const std::string& name);
   // The server that holds mark `name` (ketama over every server given, up or not, so that every
-  // host computes the same answer): "host:port" as given.
+  // host computes the same answer): "host:port" as given. Marks "X/..." share X's server.
   std::string ServerOfMark(const std::string& name) const;
 
   // The one server of `servers` that runs on this host (its host part is one of this host's
@@ -127,6 +130,8 @@ class ClusterTier final : public CacheTier {
   void WriterLoop();
   bool Write(CacheKey key, const Blob& blob, void* client);
   std::string MarkKey(const std::string& name) const;
+  // The key that places mark `name` on a server (memcached's *_by_key group key).
+  std::string MarkGroup(const std::string& name) const;
   // Counts a request's outcome for the server holding `item_key`; logs state changes.
   void Note(void* client, const std::string& item_key, int rc);
 

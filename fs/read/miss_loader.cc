@@ -96,8 +96,9 @@ cache::Blob MissLoader::LookupSample(const TreeFile& f, const std::vector<TreeFi
   for (auto& [key, blob] : tiers_.cluster()->LookupMany(keys)) {
     // Anyone who can reach a memcached server can write to it: an original's bytes must be
     // the ones the index names, whatever the value's own header says.
+    const uint64_t k = key;  // clang 14 does not capture a structured binding
     auto m = std::find_if(members.begin(), members.end(),
-                          [&](const TreeFile& t) { return t.key == key; });
+                          [k](const TreeFile& t) { return t.key == k; });
     if (m == members.end() || blob == nullptr || blob->size() != m->size() ||
         (!m->resized() && XXH3_64bits(blob->data(), blob->size()) != m->entry.record.checksum)) {
       continue;

@@ -7,22 +7,26 @@ namespace mmfs::fs {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-// A done mark outlives any job's epochs; memcached's LRU drops it before its values if memory
-// is short, which only sends the chunk to the store again.
+// A done mark stays until evicted. memcached keeps an LRU per slab class, so a mark may outlive
+// its chunk's values (or go first): either only sends files to the store again.
 constexpr std::chrono::seconds kDoneTtl{0};
 }  // namespace
 
 FillShare::FillShare(cache::ClusterTier& cluster, FillShareOptions options)
     : cluster_(cluster), options_(std::move(options)) {}
 
-std::string FillShare::ClaimName(size_t chunk) const {
-  // The chunk size is in the name: hosts that cut the dataset differently never share a chunk.
-  return "fill-" + std::to_string(chunk_bytes_) + "/claim/" + std::to_string(chunk);
+std::string FillShare::ChunkName(size_t chunk) const {
+  // By the entries it spans and the chunk size: hosts that cut the dataset differently (another
+  // fill_chunk, a smaller tier's share, a file one of them cannot hold) never take each other's
+  // chunks for their own.
+  const std::vector<format::Entry>& files = chunks_[chunk];
+  return "fill-" + std::to_string(chunk_bytes_) + "/" + std::to_string(files.front().index) +
+         "-" + std::to_string(files.back().index);
 }
 
-std::string FillShare::DoneName(size_t chunk) const {
-  return "fill-" + std::to_string(chunk_bytes_) + "/done/" + std::to_string(chunk);
-}
+std::string FillShare::ClaimName(size_t chunk) const { return ChunkName(chunk) + "/claim"; }
+
+std::string FillShare::DoneName(size_t chunk) const { return ChunkName(chunk) + "/done"; }
 
 void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chunk_bytes,
                      const std::function<bool(const format::Entry&)>& fetchable) {
@@ -48,6 +52,7 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chun
   chunk_bytes_ = chunk_bytes;
   own_.assign(chunks_.size(), false);
   mine_.assign(chunks_.size(), false);
+  counted_.assign(chunks_.size(), false);
   waited_since_.assign(chunks_.size(), Clock::time_point());
   stats_.chunks = chunks_.size();
   stats_.own_chunks = 0;
@@ -83,15 +88,31 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
     if (!order_.empty()) {
       const size_t c = order_.front();
       order_.pop_front();
+      std::vector<format::Entry> held_files;
       for (const format::Entry& e : chunks_[c]) {
-        if (!held(e)) task.files.push_back(e);
+        (held(e) ? held_files : task.files).push_back(e);
+      }
+      if (!counted_[c]) {  // the first look at a chunk: what the tier held already
+        counted_[c] = true;
+        stats_.present_files += held_files.size();
+        for (const format::Entry& e : held_files) stats_.present_bytes += e.size();
       }
       if (task.files.empty()) continue;  // held already (a remount, the readers' misses)
       ++outstanding_;
       lock.unlock();
-      const auto claim = cluster_.AddMark(ClaimName(c), options_.claim_ttl);
+      auto claim = cluster_.AddMark(ClaimName(c), options_.claim_ttl);
+      // A claim won on a chunk that is done already (a host that joins the job late, a second
+      // job on the same servers): the cluster has it.
+      const bool done = claim == cache::ClusterTier::MarkResult::kAdded &&
+                        cluster_.HasMark(DoneName(c)).value_or(false);
       lock.lock();
       task.chunk = c;
+      if (done) {
+        mine_[c] = true;
+        waited_since_[c] = now;
+        task.kind = Kind::kPeers;
+        return task;
+      }
       if (claim == cache::ClusterTier::MarkResult::kExists) {
         // Another host has it, or had it and is done: read from the cluster once it is.
         --outstanding_;
@@ -102,8 +123,11 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
         task.files.clear();
         continue;
       }
-      // Won, or the server did not answer (the chunk is then this host's to fetch).
+      // Won, or the server did not answer (the chunk is then this host's to fetch). The files
+      // the tier held already go to the cluster too, so that the chunk is whole there when it
+      // is marked done.
       mine_[c] = claim == cache::ClusterTier::MarkResult::kAdded;
+      task.held = std::move(held_files);
       task.kind = Kind::kStore;
       return task;
     }
@@ -111,6 +135,7 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
       // The chunk due first (they are queued in due order: each is put back `peer_retry` on).
       if (waiting_.front().next > now) {
         task.kind = Kind::kWait;
+        task.due = waiting_.front().next;
         return task;
       }
       Waiting w = waiting_.front();
@@ -124,7 +149,9 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
       task.chunk = w.chunk;
       return task;
     }
+    // Tasks under way may put chunks back to wait: ask again shortly.
     task.kind = outstanding_ > 0 ? Kind::kWait : Kind::kNone;
+    task.due = now + options_.peer_retry;
     return task;
   }
 }
@@ -139,15 +166,15 @@ void FillShare::Fetched(size_t chunk, bool complete) {
     mine_[chunk] = false;
     if (complete && mine) ++stats_.claimed;
   }
-  if (complete) {
-    cluster_.SetMark(DoneName(chunk), kDoneTtl);
-  } else if (mine) {
-    cluster_.DeleteMark(ClaimName(chunk));
-  }
+  // Done: the claim goes (a host that comes later wins it, sees the done mark and reads the
+  // cluster). Not done: the claim goes too, for another pass or host to take.
+  if (complete) cluster_.SetMark(DoneName(chunk), kDoneTtl);
+  if (mine) cluster_.DeleteMark(ClaimName(chunk));
 }
 
 bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing) {
   Clock::time_point since;
+  bool release = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (chunk >= chunks_.size()) return false;
@@ -157,9 +184,20 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
     if (missing == 0) {
       ++stats_.from_peers;
       --outstanding_;
-      return false;
+      release = mine_[chunk];
+      mine_[chunk] = false;
     }
   }
+  if (missing == 0) {
+    if (release) cluster_.DeleteMark(ClaimName(chunk));
+    return false;
+  }
+  bool held_claim = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_claim = mine_[chunk];
+  }
+  if (held_claim) return true;  // this host's claim on a done chunk: the rest from the store
   // Files are missing: done (then lost), taken over (a lapsed claim), or waited out: the store.
   bool fetch = cluster_.HasMark(DoneName(chunk)).value_or(true);
   bool taken = false;
@@ -182,6 +220,13 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
                          [&](const Waiting& w) { return w.next > next; });
   waiting_.insert(at, Waiting{chunk, next});
   return false;
+}
+
+std::vector<std::string> FillShare::ClaimNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> names;
+  for (size_t c = 0; c < chunks_.size(); ++c) names.push_back(ClaimName(c));
+  return names;
 }
 
 FillShareStats FillShare::Stats() const {

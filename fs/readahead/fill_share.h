@@ -4,7 +4,8 @@
 // The fetchable files are cut into chunks, the same on every host: runs of index-order
 // neighbours in one shard, `chunk_bytes` of span at most (what one request reads). A host claims
 // a chunk before it reads it from the store (a mark added with memcached's atomic `add`, kept
-// for `claim_ttl`), writes the chunk's files to the cluster, then marks the chunk done. It
+// for `claim_ttl`), writes the chunk's files to the cluster, then marks the chunk done and drops
+// the claim (a host that claims a done chunk later, joining late, reads the cluster). It
 // claims first the chunks whose claim hashes to its own memcached server (`self`, --cluster-self),
 // then the others from the far end, so that a host with time left takes work from a slower one
 // rather than race it. A chunk another host holds is read from the cluster once that host marked
@@ -43,6 +44,7 @@ struct FillShareStats {
   uint64_t from_peers = 0;      // chunks read from the cluster, written there by another host
   uint64_t peer_files = 0, peer_bytes = 0;  // files and bytes read from the cluster
   uint64_t waited_out = 0;      // chunks fetched from the store after peer_wait or a lapsed claim
+  uint64_t present_files = 0, present_bytes = 0;  // held by the tier when first looked at
 };
 
 class FillShare {
@@ -64,11 +66,13 @@ class FillShare {
   struct Task {
     Kind kind = Kind::kNone;
     size_t chunk = 0;
-    std::vector<format::Entry> files;
+    std::vector<format::Entry> files;  // to read (the chunk's files the tier lacks)
+    std::vector<format::Entry> held;   // kStore: the chunk's files the tier holds, to publish
+    std::chrono::steady_clock::time_point due;  // kWait: when to ask again
   };
   // The next chunk to work on; `files` are those `held` does not say the target holds. May
-  // claim a chunk (a request to the cluster). Every kStore and kPeers task is ended by one
-  // Fetched() or AfterPeers() returning false.
+  // claim a chunk (requests to the cluster). Every kStore and kPeers task is ended by one
+  // Fetched() or AfterPeers() returning false; after kWait, ask again at `due`.
   Task Next(const std::function<bool(const format::Entry&)>& held);
   // The chunk's read from the store ended: `complete` marks it done for the other hosts;
   // otherwise this host's claim on it is dropped, so that another pass (or host) can take it.
@@ -80,12 +84,16 @@ class FillShare {
   bool AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing);
 
   FillShareStats Stats() const;
+  // The claim marks of the plan's chunks, in order (tests: a host that claimed and went).
+  std::vector<std::string> ClaimNames() const;
 
  private:
   struct Waiting {
     size_t chunk;
     std::chrono::steady_clock::time_point next;  // due to be looked at
   };
+  // Marks of a chunk. chunks_ and chunk_bytes_ are set by Plan before any other call.
+  std::string ChunkName(size_t chunk) const;
   std::string ClaimName(size_t chunk) const;
   std::string DoneName(size_t chunk) const;
 
@@ -99,6 +107,7 @@ class FillShare {
   std::deque<size_t> order_;                        // to claim; guarded by mu_
   std::deque<Waiting> waiting_;                     // held by others; guarded by mu_
   std::vector<bool> mine_;      // this host holds the claim; guarded by mu_
+  std::vector<bool> counted_;   // its held files counted as present; guarded by mu_
   // When each chunk first waited for another host; guarded by mu_.
   std::vector<std::chrono::steady_clock::time_point> waited_since_;
   unsigned outstanding_ = 0;    // tasks and claims under way; guarded by mu_

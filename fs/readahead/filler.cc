@@ -455,6 +455,11 @@ void Filler::WorkShared(std::unique_lock<std::mutex>& lock) {
     if (task.kind == FillShare::Kind::kStore) {
       wanted = task.files.size();
       found = FetchFromStore(task.files);
+      // The chunk's files this host held already go to the cluster too: the chunk is then
+      // whole there when it is marked done.
+      for (const format::Entry& e : task.held) {
+        if (cache::Blob b = target_->Lookup(e.index)) cluster_->InsertNow(e.index, b);
+      }
       hosts_->Fetched(task.chunk, found == wanted);
     } else if (task.kind == FillShare::Kind::kPeers) {
       std::vector<cache::CacheKey> keys;
@@ -483,14 +488,19 @@ void Filler::WorkShared(std::unique_lock<std::mutex>& lock) {
     lock.lock();
     --in_flight_;
     bytes_in_flight_ -= options_.chunk_bytes;
+    if (task.kind == FillShare::Kind::kWait) {
+      // Chunks wait for other hosts: ask again when the first is due. No notify: the other
+      // waiting workers have nothing new to see.
+      cv_.wait_until(lock, task.due, [&] { return stop_.load() || finished_; });
+      continue;
+    }
     if (task.kind == FillShare::Kind::kNone) {
       exhausted_ = true;
-    } else if (task.kind == FillShare::Kind::kWait) {
-      // Chunks wait for other hosts: look again shortly (or when a place frees).
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
-    } else {
+    } else if (wanted > 0) {
+      // Only reads of the store count for the hill-climb's windows: reads from the cluster
+      // move no store bytes.
       ++batches_done_;
-      if (wanted > 0) NoteReadLocked(found, wanted);
+      NoteReadLocked(found, wanted);
     }
     cv_.notify_all();
   }
@@ -523,6 +533,8 @@ FillStats Filler::Stats() const {
     s.peer_files = h.peer_files;
     s.peer_bytes = h.peer_bytes;
     s.waited_out_chunks = h.waited_out;
+    s.present_files += h.present_files;
+    s.present_bytes += h.present_bytes;
   }
   s.in_flight = in_flight_;
   s.in_flight_target = target_in_flight_;

@@ -173,21 +173,40 @@ TEST_F(FillShareTest, AServerLostAfterTheFillCostsStoreReadsNotFiles) {
   EXPECT_LT(b->io->bytes.load(), ShardBytes(*b));
 }
 
+// Host a filled the job's cluster and finished; host b joins long after (its claims are gone):
+// b wins each claim, sees the chunk done and reads it from the cluster, nothing from the store.
+TEST_F(FillShareTest, AHostThatJoinsLateReadsTheClusterNotTheStore) {
+  auto a = StartHost(Addresses()[0], 20s);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(a->filler->WaitDone(60s));
+  auto b = StartHost(Addresses()[1], 20s);
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(b->filler->WaitDone(60s));
+  EXPECT_EQ(b->HeldExactly(), kFiles);
+  const FillStats sb = b->filler->Stats();
+  EXPECT_EQ(sb.peer_chunks, sb.chunks);
+  EXPECT_EQ(sb.claimed_chunks, 0u);
+  EXPECT_EQ(b->io->bytes.load(), 0u);
+}
+
 // A host claimed every chunk and went away before it fetched any: the other host waits for the
 // claims (at most peer_wait), then reads the dataset from the store itself.
 TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
-  auto probe = StartHost("", 20s);  // its plan gives the chunk count; its fill claims nothing yet
-  ASSERT_TRUE(probe);
-  probe->filler.reset();
-  // The departed host's claims, as its fill makes them (chunk size in the name), for 60 s.
+  auto ds = format::Dataset::Open(*dir_ / "ds");
+  ASSERT_TRUE(ds.ok());
   cache::ClusterTierOptions c;
   c.servers = Addresses();
   c.name_space = "fill-share-test";
-  auto claims = cache::ClusterTier::Open(c);
-  ASSERT_TRUE(claims.ok());
-  for (int chunk = 0; chunk < 1000; ++chunk) {
-    (*claims)->AddMark("fill-" + std::to_string(kChunkBytes) + "/claim/" + std::to_string(chunk),
-                       60s);
+  auto cluster = cache::ClusterTier::Open(c);
+  ASSERT_TRUE(cluster.ok());
+  // The departed host's plan (the same cut as every host's) and its claims, for 60 s.
+  FillShare departed(**cluster, FillShareOptions{});
+  departed.Plan(**ds, (*ds)->entry_count(), kChunkBytes,
+                [](const format::Entry& e) { return e.is_regular() && e.size() > 0; });
+  const std::vector<std::string> claims = departed.ClaimNames();
+  ASSERT_GT(claims.size(), 4u);
+  for (const std::string& name : claims) {
+    ASSERT_EQ((*cluster)->AddMark(name, 60s), cache::ClusterTier::MarkResult::kAdded);
   }
   const auto start = std::chrono::steady_clock::now();
   auto b = StartHost(Addresses()[1], 1500ms);
@@ -196,6 +215,7 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
   EXPECT_EQ(b->HeldExactly(), kFiles);
   const FillStats sb = b->filler->Stats();
+  EXPECT_EQ(sb.chunks, claims.size()) << "the same cut as the departed host's";
   EXPECT_EQ(sb.claimed_chunks, 0u);
   EXPECT_EQ(sb.waited_out_chunks, sb.chunks);
   EXPECT_GE(static_cast<double>(b->io->bytes.load()), 0.9 * static_cast<double>(ShardBytes(*b)));
