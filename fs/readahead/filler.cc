@@ -337,19 +337,12 @@ void Filler::Store(const format::Entry& e, cache::Blob blob) {
   }
 }
 
-void Filler::Work() {
-  // Stopped with the daemon: no READ waits for these requests.
-  origin::ScopedReadStop scope(&stop_);
-  std::unique_lock<std::mutex> lock(mu_);
-  if (hosts_ != nullptr) {
-    WorkShared(lock);
-    return;
-  }
+bool Filler::WaitForPlaceLocked(std::unique_lock<std::mutex>& lock) {
   for (;;) {
     while (!stop_.load() && !finished_ && !exhausted_ && !MayStartLocked()) {
       cv_.wait_for(lock, std::chrono::milliseconds(50));  // demand and backoff change by time
     }
-    if (stop_.load() || finished_) return;
+    if (stop_.load() || finished_) return false;
     if (exhausted_) {
       // Another pass may follow: wait for the controller to say so, or to end.
       cv_.wait(lock, [&] { return stop_.load() || finished_ || !exhausted_; });
@@ -360,6 +353,19 @@ void Filler::Work() {
       resume_at_ = Clock::now() + std::chrono::seconds(5);
       continue;
     }
+    return true;
+  }
+}
+
+void Filler::Work() {
+  // Stopped with the daemon: no READ waits for these requests.
+  origin::ScopedReadStop scope(&stop_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (hosts_ != nullptr) {
+    WorkShared(lock);
+    return;
+  }
+  while (WaitForPlaceLocked(lock)) {
     Batch b = NextLocked();
     if (b.files.empty()) {
       exhausted_ = true;
@@ -433,19 +439,7 @@ uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files) {
 
 void Filler::WorkShared(std::unique_lock<std::mutex>& lock) {
   const auto held = [this](const format::Entry& e) { return target_->Contains(e.index); };
-  for (;;) {
-    while (!stop_.load() && !finished_ && !exhausted_ && !MayStartLocked()) {
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
-    }
-    if (stop_.load() || finished_) return;
-    if (exhausted_) {
-      cv_.wait(lock, [&] { return stop_.load() || finished_ || !exhausted_; });
-      continue;
-    }
-    if (const std::string problem = target_->AdmissionProblem(); !problem.empty()) {
-      resume_at_ = Clock::now() + std::chrono::seconds(5);
-      continue;
-    }
+  while (WaitForPlaceLocked(lock)) {
     // A place in flight is taken before the task: a chunk read from the store is one request.
     ++in_flight_;
     bytes_in_flight_ += options_.chunk_bytes;

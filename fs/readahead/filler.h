@@ -103,6 +103,9 @@ class Filler {
   unsigned MaxInFlight() const;
   // The next run of neighbours to read, from the cursor. REQUIRES: mu_.
   Batch NextLocked();
+  // Waits until a worker may start a request (true), or the fill ends (false). REQUIRES: mu_
+  // held by `lock`.
+  bool WaitForPlaceLocked(std::unique_lock<std::mutex>& lock);
   // Whether a worker may start a request now. REQUIRES: mu_.
   bool MayStartLocked() const;
   // Hill-climb step on the last window's throughput. REQUIRES: mu_.
