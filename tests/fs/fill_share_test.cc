@@ -5,6 +5,7 @@
 #include "fs/readahead/fill_share.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include <memory>
 #include <string>
@@ -64,6 +65,10 @@ struct Host {
 class FillShareTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    // spdlog's registry is made at its first use; two hosts' fill threads would make it at
+    // once (libspdlog is not instrumented: TSan sees its construction race). The daemon logs
+    // on its main thread first; so does this test.
+    spdlog::default_logger();
     dir_ = new TempDir();
     for (int i = 0; i < kFiles; ++i) {
       testing::WriteFile(*dir_ / ("src/d/" + std::to_string(10000 + i) + ".txt"), Contents(i));
