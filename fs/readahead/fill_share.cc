@@ -164,7 +164,7 @@ void FillShare::Fetched(size_t chunk, bool complete) {
     --outstanding_;
     mine = mine_[chunk];
     mine_[chunk] = false;
-    if (complete && mine) ++stats_.claimed;
+    if (complete && mine) ++stats_.claimed_chunks;
   }
   // Done: the claim goes (a host that comes later wins it, sees the done mark and reads the
   // cluster). Not done: the claim goes too, for another pass or host to take.
@@ -174,15 +174,16 @@ void FillShare::Fetched(size_t chunk, bool complete) {
 
 bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing) {
   Clock::time_point since;
-  bool release = false;
+  bool release = false, held_claim = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (chunk >= chunks_.size()) return false;
     since = waited_since_[chunk];
+    held_claim = mine_[chunk];
     stats_.peer_files += files;
     stats_.peer_bytes += bytes;
     if (missing == 0) {
-      ++stats_.from_peers;
+      ++stats_.peer_chunks;
       --outstanding_;
       release = mine_[chunk];
       mine_[chunk] = false;
@@ -191,11 +192,6 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
   if (missing == 0) {
     if (release) cluster_.DeleteMark(ClaimName(chunk));
     return false;
-  }
-  bool held_claim = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_claim = mine_[chunk];
   }
   if (held_claim) return true;  // this host's claim on a done chunk: the rest from the store
   // Files are missing: done (then lost), taken over (a lapsed claim), or waited out: the store.
@@ -210,7 +206,7 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
   std::lock_guard<std::mutex> lock(mu_);
   if (fetch || waited_out) {
     mine_[chunk] = taken;
-    if (taken || waited_out) ++stats_.waited_out;
+    if (taken || waited_out) ++stats_.waited_out_chunks;
     return true;
   }
   // Still being fetched by its holder: look again later, keeping the due order.
@@ -229,7 +225,7 @@ std::vector<std::string> FillShare::ClaimNames() const {
   return names;
 }
 
-FillShareStats FillShare::Stats() const {
+FillHostsStats FillShare::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
 }

@@ -27,6 +27,7 @@
 
 #include "cache/cluster_tier.h"
 #include "fs/format/dataset.h"
+#include "fs/readahead/fill_types.h"
 
 namespace mmfs::fs {
 
@@ -37,15 +38,6 @@ struct FillShareOptions {
   std::chrono::milliseconds peer_retry{100};    // between looks at a chunk not done yet
 };
 
-struct FillShareStats {
-  uint64_t chunks = 0;          // in the plan
-  uint64_t own_chunks = 0;      // whose claim hashes to this host's server
-  uint64_t claimed = 0;         // claimed by this host and read from the store
-  uint64_t from_peers = 0;      // chunks read from the cluster, written there by another host
-  uint64_t peer_files = 0, peer_bytes = 0;  // files and bytes read from the cluster
-  uint64_t waited_out = 0;      // chunks fetched from the store after peer_wait or a lapsed claim
-  uint64_t present_files = 0, present_bytes = 0;  // held by the tier when first looked at
-};
 
 class FillShare {
  public:
@@ -83,7 +75,7 @@ class FillShare {
   // `peer_wait`. False ends the task: nothing was missing, or the chunk waits for its holder.
   bool AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing);
 
-  FillShareStats Stats() const;
+  FillHostsStats Stats() const;
   // The claim marks of the plan's chunks, in order (tests: a host that claimed and went).
   std::vector<std::string> ClaimNames() const;
 
@@ -111,7 +103,7 @@ class FillShare {
   // When each chunk first waited for another host; guarded by mu_.
   std::vector<std::chrono::steady_clock::time_point> waited_since_;
   unsigned outstanding_ = 0;    // tasks and claims under way; guarded by mu_
-  FillShareStats stats_;                            // guarded by mu_
+  FillHostsStats stats_;                            // guarded by mu_
 };
 
 }  // namespace mmfs::fs

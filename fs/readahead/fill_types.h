@@ -36,6 +36,16 @@ struct FillOptions {
   std::chrono::milliseconds peer_wait{20000};
 };
 
+// A fill shared with the job's other hosts (fill_share.h): its chunks and where they came from.
+struct FillHostsStats {
+  uint64_t chunks = 0, own_chunks = 0;  // the plan's chunks; those hashing to this host
+  uint64_t claimed_chunks = 0;          // read from the store by this host
+  uint64_t peer_chunks = 0;             // read from the cluster, whole
+  uint64_t peer_files = 0, peer_bytes = 0;  // read from the cluster
+  uint64_t waited_out_chunks = 0;  // another host's, read from the store after a wait or its loss
+  uint64_t present_files = 0, present_bytes = 0;  // held by the tier when first looked at
+};
+
 struct FillStats {
   std::string mode = "off";  // FillModeName
   // "off", "waiting" (auto: no training job seen yet), "filling", "done", "stopped", "failed"
@@ -51,11 +61,7 @@ struct FillStats {
   uint64_t requests = 0;  // reads of the origin that succeeded (a read may span many files)
   // Shared with the job's other hosts through the cluster tier (fill_share.h says how).
   bool shared = false;
-  uint64_t chunks = 0, own_chunks = 0;  // the plan's chunks; those hashing to this host
-  uint64_t claimed_chunks = 0;          // read from the store by this host
-  uint64_t peer_chunks = 0;             // read from the cluster, whole
-  uint64_t peer_files = 0, peer_bytes = 0;  // read from the cluster
-  uint64_t waited_out_chunks = 0;  // another host's, read from the store after a wait or its loss
+  FillHostsStats hosts;
   uint64_t in_flight = 0, in_flight_target = 0;
   double bytes_per_second = 0;  // over the last window
   double seconds_left = 0;      // at that rate; 0 when unknown or done

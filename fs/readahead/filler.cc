@@ -518,17 +518,10 @@ FillStats Filler::Stats() const {
   s.not_stored_files = not_stored_files_.load(std::memory_order_relaxed);
   s.requests = origin_.Counters(ReadCause::kFill).reads;
   if (hosts_ != nullptr) {
-    const FillShareStats h = hosts_->Stats();
     s.shared = true;
-    s.chunks = h.chunks;
-    s.own_chunks = h.own_chunks;
-    s.claimed_chunks = h.claimed;
-    s.peer_chunks = h.from_peers;
-    s.peer_files = h.peer_files;
-    s.peer_bytes = h.peer_bytes;
-    s.waited_out_chunks = h.waited_out;
-    s.present_files += h.present_files;
-    s.present_bytes += h.present_bytes;
+    s.hosts = hosts_->Stats();
+    s.present_files += s.hosts.present_files;
+    s.present_bytes += s.hosts.present_bytes;
   }
   s.in_flight = in_flight_;
   s.in_flight_target = target_in_flight_;

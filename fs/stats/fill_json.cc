@@ -26,12 +26,12 @@ json FillToJson(const FillStats& f) {
           {"seconds", f.seconds},
           {"hosts",
            {{"shared", f.shared},
-            {"chunks", f.chunks},
-            {"own_chunks", f.own_chunks},
-            {"claimed_chunks", f.claimed_chunks},
-            {"peer_chunks", f.peer_chunks},
-            {"peer", {{"files", f.peer_files}, {"bytes", f.peer_bytes}}},
-            {"waited_out_chunks", f.waited_out_chunks}}}};
+            {"chunks", f.hosts.chunks},
+            {"own_chunks", f.hosts.own_chunks},
+            {"claimed_chunks", f.hosts.claimed_chunks},
+            {"peer_chunks", f.hosts.peer_chunks},
+            {"peer", {{"files", f.hosts.peer_files}, {"bytes", f.hosts.peer_bytes}}},
+            {"waited_out_chunks", f.hosts.waited_out_chunks}}}};
 }
 
 FillStats FillFromJson(const json& j) {
@@ -56,13 +56,13 @@ FillStats FillFromJson(const json& j) {
   Read(j, "seconds", &f.seconds);
   const json& hosts = Part(j, "hosts");
   Read(hosts, "shared", &f.shared);
-  Read(hosts, "chunks", &f.chunks);
-  Read(hosts, "own_chunks", &f.own_chunks);
-  Read(hosts, "claimed_chunks", &f.claimed_chunks);
-  Read(hosts, "peer_chunks", &f.peer_chunks);
-  Read(Part(hosts, "peer"), "files", &f.peer_files);
-  Read(Part(hosts, "peer"), "bytes", &f.peer_bytes);
-  Read(hosts, "waited_out_chunks", &f.waited_out_chunks);
+  Read(hosts, "chunks", &f.hosts.chunks);
+  Read(hosts, "own_chunks", &f.hosts.own_chunks);
+  Read(hosts, "claimed_chunks", &f.hosts.claimed_chunks);
+  Read(hosts, "peer_chunks", &f.hosts.peer_chunks);
+  Read(Part(hosts, "peer"), "files", &f.hosts.peer_files);
+  Read(Part(hosts, "peer"), "bytes", &f.hosts.peer_bytes);
+  Read(hosts, "waited_out_chunks", &f.hosts.waited_out_chunks);
   return f;
 }
 

@@ -216,10 +216,10 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
     if (f.shared) {
       w.Single("mmfs_fill_claimed_chunks_total", "counter",
                "Chunks of a fill shared with the job's hosts that this host read from the store.",
-               ds, d(f.claimed_chunks));
+               ds, d(f.hosts.claimed_chunks));
       w.Single("mmfs_fill_peer_bytes_total", "counter",
                "Bytes of a shared fill read from the cluster (another host fetched them).", ds,
-               d(f.peer_bytes));
+               d(f.hosts.peer_bytes));
     }
   }
   const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)

@@ -141,16 +141,16 @@ TEST_F(FillShareTest, TwoHostsFetchEachChunkFromTheStoreOnce) {
   EXPECT_EQ(b->HeldExactly(), kFiles);
   const FillStats sa = a->filler->Stats(), sb = b->filler->Stats();
   EXPECT_TRUE(sa.shared);
-  ASSERT_GT(sa.chunks, 4u);
-  EXPECT_EQ(sa.chunks, sb.chunks);
+  ASSERT_GT(sa.hosts.chunks, 4u);
+  EXPECT_EQ(sa.hosts.chunks, sb.hosts.chunks);
   // Each host owns about half the chunks (ketama over two servers), and every chunk was read
   // from the store by exactly one of them.
-  EXPECT_GT(sa.own_chunks, 0u);
-  EXPECT_GT(sb.own_chunks, 0u);
-  EXPECT_EQ(sa.own_chunks + sb.own_chunks, sa.chunks);
-  EXPECT_EQ(sa.claimed_chunks + sb.claimed_chunks, sa.chunks);
-  EXPECT_GT(sa.peer_files, 0u);
-  EXPECT_GT(sb.peer_files, 0u);
+  EXPECT_GT(sa.hosts.own_chunks, 0u);
+  EXPECT_GT(sb.hosts.own_chunks, 0u);
+  EXPECT_EQ(sa.hosts.own_chunks + sb.hosts.own_chunks, sa.hosts.chunks);
+  EXPECT_EQ(sa.hosts.claimed_chunks + sb.hosts.claimed_chunks, sa.hosts.chunks);
+  EXPECT_GT(sa.hosts.peer_files, 0u);
+  EXPECT_GT(sb.hosts.peer_files, 0u);
   const uint64_t job_bytes = a->io->bytes.load() + b->io->bytes.load();
   EXPECT_LE(static_cast<double>(job_bytes), 1.05 * static_cast<double>(ShardBytes(*a)))
       << "a: " << a->io->bytes.load() << ", b: " << b->io->bytes.load();
@@ -163,17 +163,17 @@ TEST_F(FillShareTest, AServerLostAfterTheFillCostsStoreReadsNotFiles) {
   auto a = StartHost(Addresses()[0], 20s);
   ASSERT_TRUE(a);
   ASSERT_TRUE(a->filler->WaitDone(60s));
-  EXPECT_EQ(a->filler->Stats().claimed_chunks, a->filler->Stats().chunks);
+  EXPECT_EQ(a->filler->Stats().hosts.claimed_chunks, a->filler->Stats().hosts.chunks);
   servers_[1].Kill();
   auto b = StartHost(Addresses()[1], 20s);
   ASSERT_TRUE(b);
   ASSERT_TRUE(b->filler->WaitDone(60s));
   EXPECT_EQ(b->HeldExactly(), kFiles);
   const FillStats sb = b->filler->Stats();
-  EXPECT_GT(sb.peer_files, 0u) << "the live server's share came from the cluster: chunks "
-                               << sb.chunks << ", own " << sb.own_chunks << ", claimed "
-                               << sb.claimed_chunks << ", peer chunks " << sb.peer_chunks
-                               << ", waited out " << sb.waited_out_chunks;
+  EXPECT_GT(sb.hosts.peer_files, 0u) << "the live server's share came from the cluster: chunks "
+                               << sb.hosts.chunks << ", own " << sb.hosts.own_chunks << ", claimed "
+                               << sb.hosts.claimed_chunks << ", peer chunks " << sb.hosts.peer_chunks
+                               << ", waited out " << sb.hosts.waited_out_chunks;
   EXPECT_GT(b->io->bytes.load(), 0u) << "the dead server's share came from the store";
   EXPECT_LT(b->io->bytes.load(), ShardBytes(*b));
 }
@@ -189,8 +189,8 @@ TEST_F(FillShareTest, AHostThatJoinsLateReadsTheClusterNotTheStore) {
   ASSERT_TRUE(b->filler->WaitDone(60s));
   EXPECT_EQ(b->HeldExactly(), kFiles);
   const FillStats sb = b->filler->Stats();
-  EXPECT_EQ(sb.peer_chunks, sb.chunks);
-  EXPECT_EQ(sb.claimed_chunks, 0u);
+  EXPECT_EQ(sb.hosts.peer_chunks, sb.hosts.chunks);
+  EXPECT_EQ(sb.hosts.claimed_chunks, 0u);
   EXPECT_EQ(b->io->bytes.load(), 0u);
 }
 
@@ -220,9 +220,9 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
   EXPECT_EQ(b->HeldExactly(), kFiles);
   const FillStats sb = b->filler->Stats();
-  EXPECT_EQ(sb.chunks, claims.size()) << "the same cut as the departed host's";
-  EXPECT_EQ(sb.claimed_chunks, 0u);
-  EXPECT_EQ(sb.waited_out_chunks, sb.chunks);
+  EXPECT_EQ(sb.hosts.chunks, claims.size()) << "the same cut as the departed host's";
+  EXPECT_EQ(sb.hosts.claimed_chunks, 0u);
+  EXPECT_EQ(sb.hosts.waited_out_chunks, sb.hosts.chunks);
   EXPECT_GE(static_cast<double>(b->io->bytes.load()), 0.9 * static_cast<double>(ShardBytes(*b)));
 }
 

@@ -104,9 +104,9 @@ void PrintFill(const fs::FillStats& f) {
   if (f.shared) {
     std::printf("            shared with the job's hosts: %s of %s chunks from the store by this "
                 "host (%s its own), %s from the cluster (%s), %s after waiting for a host\n",
-                FormatCount(f.claimed_chunks).c_str(), FormatCount(f.chunks).c_str(),
-                FormatCount(f.own_chunks).c_str(), FormatCount(f.peer_chunks).c_str(),
-                FormatBytes(f.peer_bytes).c_str(), FormatCount(f.waited_out_chunks).c_str());
+                FormatCount(f.hosts.claimed_chunks).c_str(), FormatCount(f.hosts.chunks).c_str(),
+                FormatCount(f.hosts.own_chunks).c_str(), FormatCount(f.hosts.peer_chunks).c_str(),
+                FormatBytes(f.hosts.peer_bytes).c_str(), FormatCount(f.hosts.waited_out_chunks).c_str());
   }
 }
 
