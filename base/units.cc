@@ -104,4 +104,12 @@ std::string FormatCount(uint64_t n) {
   return out;
 }
 
+std::string FormatPercent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%",
+                100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return buf;
+}
+
 }  // namespace mmfs

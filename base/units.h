@@ -28,4 +28,7 @@ std::string FormatDuration(double seconds);
 // "1,234,567".
 std::string FormatCount(uint64_t n);
 
+// `part` of `whole` as "12.3%"; "-" when `whole` is 0 (nothing to be a share of).
+std::string FormatPercent(uint64_t part, uint64_t whole);
+
 }  // namespace mmfs

@@ -35,7 +35,8 @@ if [[ ${#quick[@]} != 2 ]]; then
   exit 1
 fi
 demo_cmd=${quick[0]}
-test_cmd="MMFS_BUILDS=release MMFS_CTEST_LABEL=unit ${quick[1]}"
+# The kernel's FUSE-over-io_uring setting stays the outer test run's (this check runs beside it).
+test_cmd="MMFS_KERNEL_RING=keep MMFS_BUILDS=release MMFS_CTEST_LABEL=unit ${quick[1]}"
 
 make_base() {
   [[ -f $base/.ready ]] && return
@@ -129,17 +130,19 @@ in_fresh_root() {
       chroot "$root" /usr/sbin/update-ca-certificates > /dev/null
     fi
   fi
-  mkdir -p "$root/srv/mmfs"
+  # The copy sits at the checkout's own path: the unity build's generated sources name the
+  # files they include by absolute path, and the lent compiler cache matches them only there.
+  mkdir -p "$root$repo"
   # Files deleted in the working tree but not yet in git are skipped (--ignore-failed-read).
   (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
-     tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -xf - -C "$root/srv/mmfs"
+     tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -xf - -C "$root$repo"
   local status=0
   [[ -z $prep ]] || chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
     PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c "$prep" < /dev/null > "$log" 2>&1 || status=$?
   [[ $status != 0 ]] ||
     chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ccache_env[@]}" \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      bash -c "cd /srv/mmfs && $cmd" < /dev/null >> "$log" 2>&1 || status=$?
+      bash -c "cd '$repo' && $cmd" < /dev/null >> "$log" 2>&1 || status=$?
   # What the root downloaded, for the next run's roots.
   find "$run/debs" -maxdepth 1 -name '*.deb' -type f -exec cp -n {} /var/cache/apt/archives/ \; \
     2> /dev/null || true

@@ -6,7 +6,7 @@
 namespace mmfs::fs {
 
 namespace {
-using Clock = std::chrono::steady_clock;
+using ShareClock = std::chrono::steady_clock;
 // A done mark stays until evicted. memcached keeps an LRU per slab class, so a mark may outlive
 // its chunk's values (or go first): either only sends files to the store again.
 constexpr std::chrono::seconds kDoneTtl{0};
@@ -53,7 +53,7 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chun
   own_.assign(chunks_.size(), false);
   mine_.assign(chunks_.size(), false);
   counted_.assign(chunks_.size(), false);
-  waited_since_.assign(chunks_.size(), Clock::time_point());
+  waited_since_.assign(chunks_.size(), ShareClock::time_point());
   stats_.chunks = chunks_.size();
   stats_.own_chunks = 0;
   order_.clear();
@@ -84,7 +84,7 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
   Task task;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    const Clock::time_point now = Clock::now();
+    const ShareClock::time_point now = ShareClock::now();
     if (!order_.empty()) {
       const size_t c = order_.front();
       order_.pop_front();
@@ -173,7 +173,7 @@ void FillShare::Fetched(size_t chunk, bool complete) {
 }
 
 bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing) {
-  Clock::time_point since;
+  ShareClock::time_point since;
   bool release = false, held_claim = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -202,7 +202,7 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
     taken = claim == cache::ClusterTier::MarkResult::kAdded;
     fetch = claim != cache::ClusterTier::MarkResult::kExists;
   }
-  const bool waited_out = !fetch && Clock::now() - since >= options_.peer_wait;
+  const bool waited_out = !fetch && ShareClock::now() - since >= options_.peer_wait;
   std::lock_guard<std::mutex> lock(mu_);
   if (fetch || waited_out) {
     mine_[chunk] = taken;
@@ -211,7 +211,7 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
   }
   // Still being fetched by its holder: look again later, keeping the due order.
   --outstanding_;
-  const Clock::time_point next = Clock::now() + options_.peer_retry;
+  const ShareClock::time_point next = ShareClock::now() + options_.peer_retry;
   auto at = std::find_if(waiting_.begin(), waiting_.end(),
                          [&](const Waiting& w) { return w.next > next; });
   waiting_.insert(at, Waiting{chunk, next});

@@ -14,7 +14,7 @@
 namespace mmfs::fs {
 
 namespace {
-using Clock = std::chrono::steady_clock;
+using FillClock = std::chrono::steady_clock;
 // Passes over what failed before the fill gives up on it (its readers still read it).
 constexpr int kMaxPasses = 3;
 // Reads that found nothing, one after the other, before the fill stops.
@@ -189,7 +189,7 @@ Filler::Batch Filler::NextLocked() {
 }
 
 bool Filler::MayStartLocked() const {
-  if (Clock::now() < resume_at_) return false;
+  if (FillClock::now() < resume_at_) return false;
   const uint64_t demand = demand_in_flight_ ? demand_in_flight_() : 0;
   const uint64_t places =
       target_in_flight_ > demand ? target_in_flight_ - demand : uint64_t{1};  // demand first
@@ -228,7 +228,7 @@ void Filler::Control() {
     return;
   }
   state_ = "filling";
-  started_ = Clock::now();
+  started_ = FillClock::now();
   {
     // What the RAM tier has free now, with a margin for the readers' own misses.
     const cache::TierCounters ram = ram_->Counters();
@@ -263,10 +263,10 @@ void Filler::Control() {
     return n;
   };
   uint64_t last_bytes = origin_bytes(), last_done = batches_done_;
-  Clock::time_point last = Clock::now();
+  FillClock::time_point last = FillClock::now();
   while (!stop_.load()) {
     cv_.wait_for(lock, options_.window);
-    const Clock::time_point now = Clock::now();
+    const FillClock::time_point now = FillClock::now();
     const double seconds = std::chrono::duration<double>(now - last).count();
     // A window counts once it saw a read end: on a slow link one request outlasts a window.
     if (seconds >= std::chrono::duration<double>(options_.window).count() * 0.9 &&
@@ -303,7 +303,7 @@ void Filler::Control() {
   target_->Flush();  // done means stored
   lock.lock();
   state_ = stop_.load() ? "stopped" : failing_ ? "failed" : "done";
-  ended_ = Clock::now();
+  ended_ = FillClock::now();
   last_rate_ = 0;
   if (!stop_.load()) {
     spdlog::info("fill: {} in {:.1f} s, {} fetched, {} held already, {} files failed, {} not "
@@ -350,7 +350,7 @@ bool Filler::WaitForPlaceLocked(std::unique_lock<std::mutex>& lock) {
     }
     if (const std::string problem = target_->AdmissionProblem(); !problem.empty()) {
       // The tier stores nothing now (a full or failing disk): nothing is fetched for it.
-      resume_at_ = Clock::now() + std::chrono::seconds(5);
+      resume_at_ = FillClock::now() + std::chrono::seconds(5);
       continue;
     }
     return true;
@@ -396,7 +396,7 @@ void Filler::NoteReadLocked(uint64_t found, uint64_t wanted) {
     backoff_ = std::min<std::chrono::milliseconds>(
         std::chrono::seconds(30), backoff_.count() == 0 ? std::chrono::milliseconds(1000)
                                                         : backoff_ * 2);
-    resume_at_ = Clock::now() + backoff_;
+    resume_at_ = FillClock::now() + backoff_;
     // A store that fails every read for a while: its readers read what they need from it,
     // and the fill stops rather than crawl through the dataset one backoff at a time.
     if (found == 0 && ++failures_in_a_row_ >= kMaxFailuresInARow) failing_ = true;
@@ -531,9 +531,9 @@ FillStats Filler::Stats() const {
     s.seconds_left = static_cast<double>(s.target_bytes - covered) / last_rate_;
   }
   if (state_ == "filling") {
-    s.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+    s.seconds = std::chrono::duration<double>(FillClock::now() - started_).count();
   } else if (state_ == "done" || state_ == "failed" ||
-             (state_ == "stopped" && started_ != Clock::time_point())) {
+             (state_ == "stopped" && started_ != FillClock::time_point())) {
     s.seconds = std::chrono::duration<double>(ended_ - started_).count();
   }
   return s;

@@ -29,13 +29,13 @@ namespace {
 using testing::TempDir;
 using testing::WriteFile;
 
-constexpr int kFiles = 600;
-constexpr size_t kFileBytes = 3000;
+constexpr int kExtentFiles = 600;
+constexpr size_t kExtentFileBytes = 3000;
 
 using testing::CountingOrigin;
 
 // A hard disk as the cost model would see it: 5 ms a request, 200 MB/s (extent 960 KiB).
-OriginCostEstimate HardDisk() {
+OriginCostEstimate ReaderHardDisk() {
   OriginCostEstimate e;
   e.known = true;
   e.latency_seconds = 0.005;
@@ -45,9 +45,9 @@ OriginCostEstimate HardDisk() {
   return e;
 }
 
-// HardDisk with requests of `latency` seconds and extents of 64 KiB (about 16 files).
+// ReaderHardDisk with requests of `latency` seconds and extents of 64 KiB (about 16 files).
 OriginCostEstimate SixteenFileExtents(double latency) {
-  OriginCostEstimate e = HardDisk();
+  OriginCostEstimate e = ReaderHardDisk();
   e.latency_seconds = latency;
   e.extent_bytes = 64 << 10;
   return e;
@@ -56,8 +56,8 @@ OriginCostEstimate SixteenFileExtents(double latency) {
 std::string Name(int i) { return std::to_string(10000 + i) + ".txt"; }
 
 // What file i holds: distinct bytes, so a neighbour served from the wrong place shows.
-std::string Contents(int i) {
-  std::string s(kFileBytes, '\0');
+std::string ExtentContents(int i) {
+  std::string s(kExtentFileBytes, '\0');
   for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>('a' + (i * 7 + k) % 26);
   return s;
 }
@@ -66,7 +66,7 @@ class ExtentReaderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    for (int i = 0; i < kFiles; ++i) WriteFile(*dir_ / ("src/d/" + Name(i)), Contents(i));
+    for (int i = 0; i < kExtentFiles; ++i) WriteFile(*dir_ / ("src/d/" + Name(i)), ExtentContents(i));
     ASSERT_TRUE(testing::PackFolder(*dir_ / "src", *dir_ / "ds").ok());
   }
   static void TearDownTestSuite() {
@@ -112,7 +112,7 @@ class ExtentReaderTest : public ::testing::Test {
     ASSERT_TRUE(a.ok()) << Name(i);
     auto r = fs_->Read(a->ino, 0, 1 << 20);
     ASSERT_TRUE(r.ok()) << Name(i) << ": " << r.status().ToString();
-    ASSERT_EQ(std::string(r->data, r->size), Contents(i)) << Name(i);
+    ASSERT_EQ(std::string(r->data, r->size), ExtentContents(i)) << Name(i);
   }
   ExtentCounters Extents() { return fs_->Stats().extents; }
 
@@ -194,7 +194,7 @@ TEST_F(ExtentReaderTest, OffAndAnUnknownOriginReadSampleSized) {
   EXPECT_GE(Extents().last_extent_bytes, 200u << 10);
 
   // A fast origin: its extent is no larger than a few samples, nothing to gain.
-  OriginCostEstimate fast = HardDisk();
+  OriginCostEstimate fast = ReaderHardDisk();
   fast.latency_seconds = 50e-6;
   fast.extent_bytes = 8 << 10;
   Make(Auto(fast), 64 << 20);
@@ -204,14 +204,14 @@ TEST_F(ExtentReaderTest, OffAndAnUnknownOriginReadSampleSized) {
 }
 
 TEST_F(ExtentReaderTest, AHardDiskGetsExtentsAndAShuffledPassReadsFarFewerTimesThanFiles) {
-  Make(Auto(HardDisk()), 64 << 20);
-  std::vector<int> order(kFiles);
-  for (int i = 0; i < kFiles; ++i) order[i] = (i * 97) % kFiles;  // a fixed permutation
+  Make(Auto(ReaderHardDisk()), 64 << 20);
+  std::vector<int> order(kExtentFiles);
+  for (int i = 0; i < kExtentFiles; ++i) order[i] = (i * 97) % kExtentFiles;  // a fixed permutation
   for (int i : order) ReadFile(i);
   const ExtentCounters c = Extents();
   // 600 files of ~4 KiB in the shard make ~2.3 MiB: a handful of 960 KiB extents hold them.
   EXPECT_LE(io_->reads.load(), 12) << "extent reads " << c.extents;
-  EXPECT_GE(c.used_files, static_cast<uint64_t>(kFiles - 12));
+  EXPECT_GE(c.used_files, static_cast<uint64_t>(kExtentFiles - 12));
   EXPECT_EQ(c.wasted_files, 0u);
   EXPECT_GE(c.used_share, 0.99);
 }
@@ -222,20 +222,20 @@ TEST_F(ExtentReaderTest, ExtentsOfChangingSizesNeverReadAFileTwice) {
   auto calls = std::make_shared<int>(0);
   ExtentOptions o;
   o.cost = [calls] {
-    OriginCostEstimate e = HardDisk();
+    OriginCostEstimate e = ReaderHardDisk();
     e.extent_bytes = (++*calls % 2 == 0) ? 64 << 10 : 15 * (64 << 10);
     return e;
   };
   Make(std::move(o), 64 << 20);
-  std::vector<int> order(kFiles);
-  for (int i = 0; i < kFiles; ++i) order[i] = i;
+  std::vector<int> order(kExtentFiles);
+  for (int i = 0; i < kExtentFiles; ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), std::mt19937(11));
   for (int i : order) ReadFile(i);
   const StatsSnapshot s = fs_->Stats();
   EXPECT_EQ(s.origin.rereads.files, 0u);
   EXPECT_GT(s.extents.extents, 1u);
   // Every file once, plus the LMDB pages between them: about 4 KiB a file.
-  EXPECT_LE(io_->bytes.load(), static_cast<uint64_t>(kFiles) * 4200) << io_->reads.load();
+  EXPECT_LE(io_->bytes.load(), static_cast<uint64_t>(kExtentFiles) * 4200) << io_->reads.load();
 }
 
 TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
@@ -244,12 +244,12 @@ TEST_F(ExtentReaderTest, RoomTooSmallForTheUnheldDataMakesNoExtent) {
   // With 50 us a request that does not pay (it takes 23%): no extent is read, foretold rather
   // than learnt from waste.
   Make(Auto(SixteenFileExtents(50e-6)), 256 << 10);
-  for (int i = 0; i < kFiles; i += 37) ReadFile(i);
+  for (int i = 0; i < kExtentFiles; i += 37) ReadFile(i);
   EXPECT_EQ(Extents().extents, 0u);
   EXPECT_EQ(Extents().wasted_files, 0u);
-  EXPECT_EQ(Extents().skipped_no_room, static_cast<uint64_t>((kFiles + 36) / 37));
+  EXPECT_EQ(Extents().skipped_no_room, static_cast<uint64_t>((kExtentFiles + 36) / 37));
   // With the same room, a hard disk's 5 ms requests pay from 0.3%: extents are read.
-  Make(Auto(SixteenFileExtents(HardDisk().latency_seconds)), 256 << 10);
+  Make(Auto(SixteenFileExtents(ReaderHardDisk().latency_seconds)), 256 << 10);
   ReadFile(100);
   EXPECT_EQ(Extents().extents, 1u);
 }
@@ -262,17 +262,17 @@ TEST_F(ExtentReaderTest, ProbesOverruleTheForesightForAReaderInShardOrder) {
   ExtentOptions o = Auto(SixteenFileExtents(0.5e-6));
   o.probe_every = 1;  // foresight probes one miss in 8
   Make(std::move(o), 1700 << 10);
-  for (int i = 0; i < kFiles; ++i) ReadFile(i);
+  for (int i = 0; i < kExtentFiles; ++i) ReadFile(i);
   const ExtentCounters c = Extents();
   EXPECT_GT(c.skipped_no_room, 0u) << "the foresight held at first";
   EXPECT_GE(c.used_files, 64u) << "the probes' neighbours were read";
   EXPECT_GT(c.extents, c.probes) << "and extents came back beyond the probes";
-  EXPECT_LT(io_->reads.load(), kFiles / 2);
+  EXPECT_LT(io_->reads.load(), kExtentFiles / 2);
 }
 
 TEST_F(ExtentReaderTest, WithoutRoomInTheRamTierMissesAreSampleSized) {
   // A RAM tier smaller than one extent: the neighbours would have nowhere to wait.
-  Make(Auto(HardDisk()), 256 << 10);
+  Make(Auto(ReaderHardDisk()), 256 << 10);
   ReadFile(10);
   ReadFile(400);
   EXPECT_EQ(io_->reads.load(), 2);
@@ -291,7 +291,7 @@ TEST_F(ExtentReaderTest, UnusedNeighboursTurnExtentsOffButProbesGoOn) {
   o.probe_every = 8;
   Make(std::move(o), 256 << 10);
   for (int pass = 0; pass < 4; ++pass) {
-    for (int i = pass; i < kFiles; i += 37) ReadFile(i);
+    for (int i = pass; i < kExtentFiles; i += 37) ReadFile(i);
   }
   const ExtentCounters c = Extents();
   EXPECT_GT(c.wasted_files, 64u) << "the area must have pushed neighbours out";

@@ -29,12 +29,12 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TempDir;
 
-constexpr int kFiles = 300;
-constexpr size_t kFileBytes = 6000;
+constexpr int kShareFiles = 300;
+constexpr size_t kShareFileBytes = 6000;
 constexpr uint64_t kChunkBytes = 64 << 10;
 
-std::string Contents(int i) {
-  std::string s(kFileBytes, '\0');
+std::string ShareContents(int i) {
+  std::string s(kShareFileBytes, '\0');
   for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>('A' + (i * 7 + k) % 26);
   return s;
 }
@@ -52,11 +52,11 @@ struct Host {
   // Regular files the host's RAM tier holds with their packed contents.
   int HeldExactly() const {
     int n = 0;
-    for (int i = 0; i < kFiles; ++i) {
+    for (int i = 0; i < kShareFiles; ++i) {
       auto e = dataset->GetEntry(static_cast<uint64_t>(i) + 2);  // the root and d/ come first
       if (!e.ok()) continue;
       auto blob = tiers->ram().Lookup(e->index);
-      if (blob != nullptr && *blob == Contents(i)) ++n;
+      if (blob != nullptr && *blob == ShareContents(i)) ++n;
     }
     return n;
   }
@@ -70,8 +70,8 @@ class FillShareTest : public ::testing::Test {
     // on its main thread first; so does this test.
     spdlog::default_logger();
     dir_ = new TempDir();
-    for (int i = 0; i < kFiles; ++i) {
-      testing::WriteFile(*dir_ / ("src/d/" + std::to_string(10000 + i) + ".txt"), Contents(i));
+    for (int i = 0; i < kShareFiles; ++i) {
+      testing::WriteFile(*dir_ / ("src/d/" + std::to_string(10000 + i) + ".txt"), ShareContents(i));
     }
     ASSERT_TRUE(testing::PackFolder(*dir_ / "src", *dir_ / "ds").ok());
   }
@@ -137,8 +137,8 @@ TEST_F(FillShareTest, TwoHostsFetchEachChunkFromTheStoreOnce) {
   ASSERT_TRUE(a && b);
   ASSERT_TRUE(a->filler->WaitDone(60s));
   ASSERT_TRUE(b->filler->WaitDone(60s));
-  EXPECT_EQ(a->HeldExactly(), kFiles);
-  EXPECT_EQ(b->HeldExactly(), kFiles);
+  EXPECT_EQ(a->HeldExactly(), kShareFiles);
+  EXPECT_EQ(b->HeldExactly(), kShareFiles);
   const FillStats sa = a->filler->Stats(), sb = b->filler->Stats();
   EXPECT_TRUE(sa.shared);
   ASSERT_GT(sa.hosts.chunks, 4u);
@@ -168,7 +168,7 @@ TEST_F(FillShareTest, AServerLostAfterTheFillCostsStoreReadsNotFiles) {
   auto b = StartHost(Addresses()[1], 20s);
   ASSERT_TRUE(b);
   ASSERT_TRUE(b->filler->WaitDone(60s));
-  EXPECT_EQ(b->HeldExactly(), kFiles);
+  EXPECT_EQ(b->HeldExactly(), kShareFiles);
   const FillStats sb = b->filler->Stats();
   EXPECT_GT(sb.hosts.peer_files, 0u) << "the live server's share came from the cluster: chunks "
                                << sb.hosts.chunks << ", own " << sb.hosts.own_chunks << ", claimed "
@@ -187,7 +187,7 @@ TEST_F(FillShareTest, AHostThatJoinsLateReadsTheClusterNotTheStore) {
   auto b = StartHost(Addresses()[1], 20s);
   ASSERT_TRUE(b);
   ASSERT_TRUE(b->filler->WaitDone(60s));
-  EXPECT_EQ(b->HeldExactly(), kFiles);
+  EXPECT_EQ(b->HeldExactly(), kShareFiles);
   const FillStats sb = b->filler->Stats();
   EXPECT_EQ(sb.hosts.peer_chunks, sb.hosts.chunks);
   EXPECT_EQ(sb.hosts.claimed_chunks, 0u);
@@ -218,7 +218,7 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   ASSERT_TRUE(b);
   ASSERT_TRUE(b->filler->WaitDone(60s));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
-  EXPECT_EQ(b->HeldExactly(), kFiles);
+  EXPECT_EQ(b->HeldExactly(), kShareFiles);
   const FillStats sb = b->filler->Stats();
   EXPECT_EQ(sb.hosts.chunks, claims.size()) << "the same cut as the departed host's";
   EXPECT_EQ(sb.hosts.claimed_chunks, 0u);

@@ -26,11 +26,11 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TempDir;
 
-constexpr int kFiles = 400;
-constexpr size_t kFileBytes = 5000;
+constexpr int kFillerFiles = 400;
+constexpr size_t kFillerFileBytes = 5000;
 
-std::string Contents(int i) {
-  std::string s(kFileBytes, '\0');
+std::string FillerContents(int i) {
+  std::string s(kFillerFileBytes, '\0');
   for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>('a' + (i * 11 + k) % 26);
   return s;
 }
@@ -41,8 +41,8 @@ class FillerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    for (int i = 0; i < kFiles; ++i) {
-      testing::WriteFile(*dir_ / ("src/d/" + std::to_string(10000 + i) + ".txt"), Contents(i));
+    for (int i = 0; i < kFillerFiles; ++i) {
+      testing::WriteFile(*dir_ / ("src/d/" + std::to_string(10000 + i) + ".txt"), FillerContents(i));
     }
     ASSERT_TRUE(testing::PackFolder(*dir_ / "src", *dir_ / "ds").ok());
   }
@@ -100,13 +100,13 @@ TEST_F(FillerTest, OnFetchesTheWholeDatasetOnceInLargeReads) {
   o.chunk_bytes = 256 << 10;
   auto filler = Start(o);
   ASSERT_TRUE(filler->WaitDone(30s));
-  EXPECT_EQ(Held(), kFiles);
+  EXPECT_EQ(Held(), kFillerFiles);
   const FillStats s = filler->Stats();
   EXPECT_EQ(s.state, "done");
   EXPECT_EQ(s.trigger, "-o fill=on");
   EXPECT_FALSE(s.share);
-  EXPECT_EQ(s.target_files, static_cast<uint64_t>(kFiles));
-  EXPECT_EQ(s.fetched_files, static_cast<uint64_t>(kFiles));
+  EXPECT_EQ(s.target_files, static_cast<uint64_t>(kFillerFiles));
+  EXPECT_EQ(s.fetched_files, static_cast<uint64_t>(kFillerFiles));
   EXPECT_EQ(s.fetched_bytes, DatasetBytes());
   EXPECT_EQ(s.failed_files, 0u);
   // About one read per 256 KiB, each byte once: no more than the shards hold (the reads span
@@ -120,7 +120,7 @@ TEST_F(FillerTest, OnFetchesTheWholeDatasetOnceInLargeReads) {
     ASSERT_TRUE(e.ok());
     auto blob = tiers_->ram().Lookup(e->index);
     ASSERT_NE(blob, nullptr);
-    EXPECT_EQ(*blob, Contents(i));
+    EXPECT_EQ(*blob, FillerContents(i));
   }
 }
 
@@ -141,28 +141,28 @@ TEST_F(FillerTest, AutoWaitsForATrainingJobNotALook) {
   for (uint64_t i = 12; i < 22; ++i) filler->NoteRead(i);
   ASSERT_TRUE(filler->WaitDone(30s));
   EXPECT_EQ(filler->Stats().trigger, "20 files read");
-  EXPECT_EQ(Held(), kFiles);
+  EXPECT_EQ(Held(), kFillerFiles);
 }
 
 TEST_F(FillerTest, WhatTheTierHoldsIsNotFetchedAgain) {
   Make(64 << 20);
   // Every other file is held already (a remount, the readers' own misses).
   uint64_t held_bytes = 0;
-  for (int i = 0; i < kFiles; i += 2) {
+  for (int i = 0; i < kFillerFiles; i += 2) {
     auto e = dataset_->GetEntry(static_cast<uint64_t>(i) + 2);
     ASSERT_TRUE(e.ok() && e->is_regular());
-    tiers_->ram().Insert(e->index, std::make_shared<const std::string>(Contents(i)));
-    held_bytes += kFileBytes;
+    tiers_->ram().Insert(e->index, std::make_shared<const std::string>(FillerContents(i)));
+    held_bytes += kFillerFileBytes;
   }
   FillOptions o;
   o.mode = FillMode::kOn;
   auto filler = Start(o);
   ASSERT_TRUE(filler->WaitDone(30s));
   const FillStats s = filler->Stats();
-  EXPECT_EQ(s.present_files, static_cast<uint64_t>(kFiles / 2));
+  EXPECT_EQ(s.present_files, static_cast<uint64_t>(kFillerFiles / 2));
   EXPECT_EQ(s.present_bytes, held_bytes);
-  EXPECT_EQ(s.fetched_files, static_cast<uint64_t>(kFiles / 2));
-  EXPECT_EQ(Held(), kFiles);
+  EXPECT_EQ(s.fetched_files, static_cast<uint64_t>(kFillerFiles / 2));
+  EXPECT_EQ(Held(), kFillerFiles);
   EXPECT_LE(static_cast<double>(io_->bytes.load()), 0.55 * static_cast<double>(ShardBytes()));
 }
 
@@ -175,7 +175,7 @@ TEST_F(FillerTest, ADatasetLargerThanTheTierKeepsAShare) {
   // A file past the share, held from before (an earlier epoch): it makes room for the share.
   auto last = dataset_->GetEntry(dataset_->entry_count() - 1);
   ASSERT_TRUE(last.ok());
-  tiers_->ram().Insert(last->index, std::make_shared<const std::string>(Contents(kFiles - 1)));
+  tiers_->ram().Insert(last->index, std::make_shared<const std::string>(FillerContents(kFillerFiles - 1)));
   ASSERT_TRUE(tiers_->ram().Contains(last->index));
   FillOptions o;
   o.mode = FillMode::kOn;
@@ -183,8 +183,8 @@ TEST_F(FillerTest, ADatasetLargerThanTheTierKeepsAShare) {
   ASSERT_TRUE(filler->WaitDone(30s));
   const FillStats s = filler->Stats();
   EXPECT_TRUE(s.share);
-  EXPECT_GT(s.target_files, static_cast<uint64_t>(kFiles / 4));
-  EXPECT_LT(s.target_files, static_cast<uint64_t>(kFiles / 2));
+  EXPECT_GT(s.target_files, static_cast<uint64_t>(kFillerFiles / 4));
+  EXPECT_LT(s.target_files, static_cast<uint64_t>(kFillerFiles / 2));
   EXPECT_EQ(s.fetched_files, s.target_files);
   EXPECT_EQ(static_cast<uint64_t>(Held()), s.target_files);
   EXPECT_LE(static_cast<double>(io_->bytes.load()), 0.55 * static_cast<double>(ShardBytes()));
@@ -207,7 +207,7 @@ TEST_F(FillerTest, FilesOfAFailedReadAreFetchedOnTheNextPass) {
   ASSERT_TRUE(filler->WaitDone(60s));
   const FillStats s = filler->Stats();
   EXPECT_GT(s.failed_files, 0u);
-  EXPECT_EQ(Held(), kFiles) << "the second pass fetched what the first could not";
+  EXPECT_EQ(Held(), kFillerFiles) << "the second pass fetched what the first could not";
 }
 
 TEST_F(FillerTest, OffStartsNothingAndAStopMidFillEndsIt) {
@@ -231,7 +231,7 @@ TEST_F(FillerTest, OffStartsNothingAndAStopMidFillEndsIt) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
   const int reads = io_->reads.load();
   EXPECT_LT(reads, 100) << "stopped mid-fill";
-  EXPECT_LT(Held(), kFiles);
+  EXPECT_LT(Held(), kFillerFiles);
 }
 
 TEST(FillModeTest, ParsesTheThreeModes) {

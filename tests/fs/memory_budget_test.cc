@@ -16,7 +16,7 @@ namespace {
 using testing::TempDir;
 using testing::WriteFile;
 
-constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
+constexpr uint64_t kBudgetMiB = 1ull << 20, kGiB = 1ull << 30;
 
 // A fake root: /proc/meminfo with `mem_total_kib`, and /proc/self/{cgroup,mountinfo} as given.
 class FakeRoot {
@@ -53,8 +53,8 @@ TEST(MemoryLimitTest, CgroupV1HierarchicalLimit) {
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   EXPECT_EQ(l->physical_bytes, 24 * kGiB);
   EXPECT_EQ(l->cgroup_version, 1);
-  EXPECT_EQ(l->cgroup_bytes, 512 * kMiB);
-  EXPECT_EQ(l->bytes(), 512 * kMiB);
+  EXPECT_EQ(l->cgroup_bytes, 512 * kBudgetMiB);
+  EXPECT_EQ(l->bytes(), 512 * kBudgetMiB);
   EXPECT_EQ(l->source(), LimitSource::kCgroupV1);
   EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube/pod1");
   // With the parent's limit file in the mounted tree, the parent is the cgroup to watch: its
@@ -62,14 +62,14 @@ TEST(MemoryLimitTest, CgroupV1HierarchicalLimit) {
   r.Write("sys/fs/cgroup/memory/kube/memory.limit_in_bytes", "536870912\n");
   l = ReadMemoryLimit(r.root());
   ASSERT_TRUE(l.ok());
-  EXPECT_EQ(l->cgroup_bytes, 512 * kMiB);
+  EXPECT_EQ(l->cgroup_bytes, 512 * kBudgetMiB);
   EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube");
   // A tighter limit of its own binds again.
   r.Write("sys/fs/cgroup/memory/kube/pod1/memory.limit_in_bytes", "268435456\n");
   r.Write("sys/fs/cgroup/memory/kube/pod1/memory.stat", "hierarchical_memory_limit 268435456\n");
   l = ReadMemoryLimit(r.root());
   ASSERT_TRUE(l.ok());
-  EXPECT_EQ(l->cgroup_bytes, 256 * kMiB);
+  EXPECT_EQ(l->cgroup_bytes, 256 * kBudgetMiB);
   EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/memory/kube/pod1");
 }
 
@@ -78,7 +78,7 @@ TEST(MemoryLimitTest, CgroupV1WithoutStatAndUnlimited) {
   r.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "268435456\n");
   auto l = ReadMemoryLimit(r.root());
   ASSERT_TRUE(l.ok());
-  EXPECT_EQ(l->bytes(), 256 * kMiB);
+  EXPECT_EQ(l->bytes(), 256 * kBudgetMiB);
   r.Write("sys/fs/cgroup/memory/a/memory.limit_in_bytes", "9223372036854771712\n");
   l = ReadMemoryLimit(r.root());
   ASSERT_TRUE(l.ok());
@@ -103,7 +103,7 @@ TEST(MemoryLimitTest, CgroupV2SmallestLimitOfTheAncestors) {
   EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/system.slice");
   // A tighter limit on the leaf wins, and the leaf is watched.
   r.Write("sys/fs/cgroup/system.slice/mmfs.service/memory.max", "402653184\n");
-  EXPECT_EQ(ReadMemoryLimit(r.root())->bytes(), 384 * kMiB);
+  EXPECT_EQ(ReadMemoryLimit(r.root())->bytes(), 384 * kBudgetMiB);
   EXPECT_EQ(ReadMemoryLimit(r.root())->cgroup_dir,
             r.root() + "/sys/fs/cgroup/system.slice/mmfs.service");
 }
@@ -117,7 +117,7 @@ TEST(MemoryLimitTest, CgroupV2MountedAsASubtreeAndWithoutMemoryController) {
   auto l = ReadMemoryLimit(r.root());
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->cgroup_dir, r.root() + "/sys/fs/cgroup/ctr");
-  EXPECT_EQ(l->bytes(), 512 * kMiB);
+  EXPECT_EQ(l->bytes(), 512 * kBudgetMiB);
   // No memory controller in the hierarchy: no cgroup limit.
   r.Write("sys/fs/cgroup/cgroup.controllers", "pids\n");
   l = ReadMemoryLimit(r.root());
@@ -181,7 +181,7 @@ TEST(MemorySampleTest, ReadsTheSignalsOfEachKind) {
   FakeRoot host(1024 * 1024, "0::/\n", "");
   host.Write("proc/pressure/memory", "some avg10=0.50 avg60=0 avg300=0 total=0\n");
   s = SampleMemory(*ReadMemoryLimit(host.root()), host.root());
-  EXPECT_EQ(s.usage_bytes, 512 * kMiB);
+  EXPECT_EQ(s.usage_bytes, 512 * kBudgetMiB);
   EXPECT_TRUE(s.has_psi);
 }
 
@@ -204,30 +204,30 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   // The host alone: 1/8 of physical memory as before, full-size buffers.
   MemoryBudget b = PlanMemoryBudget(HostLimit(24 * kGiB), {});
   EXPECT_EQ(b.ram_cache_bytes, 3 * kGiB);
-  EXPECT_EQ(b.prefetch_bytes, 64 * kMiB);
+  EXPECT_EQ(b.prefetch_bytes, 64 * kBudgetMiB);
   EXPECT_STREQ(b.source(), "physical");
   EXPECT_FALSE(b.shared_limit());
   EXPECT_FALSE(b.clamped);
   // A 512 MiB host: 1/8 of it is below the 64 MiB floor; the buffers shrink to 1/16.
-  b = PlanMemoryBudget(HostLimit(512 * kMiB), {});
-  EXPECT_EQ(b.limit_bytes, 512 * kMiB);
-  EXPECT_EQ(b.prefetch_bytes, 32 * kMiB);
-  EXPECT_EQ(b.read_buffer_bytes, 32 * kMiB);
-  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
-  EXPECT_EQ(b.reserved_bytes, kBaseBytes + 16 * kPerThreadBytes + 64 * kMiB);
+  b = PlanMemoryBudget(HostLimit(512 * kBudgetMiB), {});
+  EXPECT_EQ(b.limit_bytes, 512 * kBudgetMiB);
+  EXPECT_EQ(b.prefetch_bytes, 32 * kBudgetMiB);
+  EXPECT_EQ(b.read_buffer_bytes, 32 * kBudgetMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kBudgetMiB);
+  EXPECT_EQ(b.reserved_bytes, kBaseBytes + 16 * kPerThreadBytes + 64 * kBudgetMiB);
   // The huge-page heap's step, populated ahead, is reserved too.
   BudgetRequest huge;
-  huge.heap_slack_bytes = 32 * kMiB;
-  EXPECT_EQ(PlanMemoryBudget(HostLimit(512 * kMiB), huge).reserved_bytes,
-            b.reserved_bytes + 32 * kMiB);
+  huge.heap_slack_bytes = 32 * kBudgetMiB;
+  EXPECT_EQ(PlanMemoryBudget(HostLimit(512 * kBudgetMiB), huge).reserved_bytes,
+            b.reserved_bytes + 32 * kBudgetMiB);
   // A small one: at most half of what is left after the reserve.
   BudgetRequest r;
-  r.in_use_bytes = 20 * kMiB;
-  b = PlanMemoryBudget(HostLimit(160 * kMiB), r);
-  EXPECT_EQ(b.ram_cache_bytes, (160 * kMiB - b.reserved_bytes - 20 * kMiB) / 2);
+  r.in_use_bytes = 20 * kBudgetMiB;
+  b = PlanMemoryBudget(HostLimit(160 * kBudgetMiB), r);
+  EXPECT_EQ(b.ram_cache_bytes, (160 * kBudgetMiB - b.reserved_bytes - 20 * kBudgetMiB) / 2);
   // One smaller than the reserve: no RAM tier at all, rather than an OOM kill.
-  b = PlanMemoryBudget(HostLimit(32 * kMiB), {});
-  EXPECT_GE(b.reserved_bytes, 32 * kMiB);
+  b = PlanMemoryBudget(HostLimit(32 * kBudgetMiB), {});
+  EXPECT_GE(b.reserved_bytes, 32 * kBudgetMiB);
   EXPECT_EQ(b.ram_cache_bytes, 0u);
   EXPECT_NE(b.Explain().find("physical"), std::string::npos) << b.Explain();
 }
@@ -236,13 +236,13 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
 // cache share one limit: the mount plans as if given --memory of what the others left.
 TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   BudgetRequest r;
-  r.in_use_bytes = 31 * kMiB;
-  r.index_bytes = 2 * kMiB;
+  r.in_use_bytes = 31 * kBudgetMiB;
+  r.index_bytes = 2 * kBudgetMiB;
   MemoryBudget b = PlanMemoryBudget(CgroupLimit(831000000), r);
   EXPECT_TRUE(b.shared_limit());
   EXPECT_FALSE(b.memory_given);
   EXPECT_STREQ(b.source(), "shared");
-  EXPECT_EQ(b.memory_bytes, 831000000 - 31 * kMiB);
+  EXPECT_EQ(b.memory_bytes, 831000000 - 31 * kBudgetMiB);
   EXPECT_EQ(b.page_cache_bytes, b.memory_bytes / 8);
   EXPECT_EQ(b.ram_cache_bytes, b.memory_bytes - b.reserved_bytes - b.page_cache_bytes);
   EXPECT_EQ(b.held_limit_bytes(), 831000000 - b.page_cache_bytes);
@@ -260,12 +260,12 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   EXPECT_EQ(g.ram_cache_bytes, b.ram_cache_bytes);
   EXPECT_EQ(g.page_cache_bytes, b.page_cache_bytes);
   // cgroup v2 (a systemd unit's MemoryMax=) alike.
-  EXPECT_TRUE(PlanMemoryBudget(CgroupLimit(512 * kMiB, 2), {}).shared_limit());
+  EXPECT_TRUE(PlanMemoryBudget(CgroupLimit(512 * kBudgetMiB, 2), {}).shared_limit());
   // The locked index is not reserved up front (the governor counts its pages as they are read):
   // a 152 MB index of a million samples left a quarter of a 611 MiB cgroup's tier unused when
   // an epoch read a tenth of them. Unlocked, it is reserved as before.
   BudgetRequest big = r;
-  big.index_bytes = 152 * kMiB;
+  big.index_bytes = 152 * kBudgetMiB;
   MemoryBudget live = PlanMemoryBudget(CgroupLimit(831000000), big);
   EXPECT_TRUE(live.index_counted_as_read);
   EXPECT_EQ(live.reserved_bytes, b.reserved_bytes);
@@ -274,15 +274,15 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   big.lock_index = false;
   MemoryBudget unlocked = PlanMemoryBudget(CgroupLimit(831000000), big);
   EXPECT_FALSE(unlocked.index_counted_as_read);
-  EXPECT_EQ(unlocked.reserved_bytes, b.reserved_bytes + 152 * kMiB);
-  EXPECT_EQ(unlocked.ram_cache_bytes, live.ram_cache_bytes - 152 * kMiB);
+  EXPECT_EQ(unlocked.reserved_bytes, b.reserved_bytes + 152 * kBudgetMiB);
+  EXPECT_EQ(unlocked.ram_cache_bytes, live.ram_cache_bytes - 152 * kBudgetMiB);
   // --ram-cache alone keeps a tier of that size beside the page cache.
   BudgetRequest ram;
-  ram.ram_cache_bytes = 64 * kMiB;
+  ram.ram_cache_bytes = 64 * kBudgetMiB;
   b = PlanMemoryBudget(CgroupLimit(831000000), ram);
   EXPECT_FALSE(b.shared_limit());
   EXPECT_STREQ(b.source(), "explicit");
-  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kBudgetMiB);
   EXPECT_FALSE(b.index_counted_as_read);  // beside the page cache: the index reserved
   // A large limit: the page-cache share stops at 512 MiB, the tier takes the rest.
   b = PlanMemoryBudget(CgroupLimit(16 * kGiB), {});
@@ -291,24 +291,24 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
   EXPECT_EQ(b.ram_cache_bytes, 16 * kGiB - b.reserved_bytes - kMaxPageCacheBytes);
   // Others already hold the whole limit: nothing for a tier, never an underflow.
   BudgetRequest full;
-  full.in_use_bytes = 900 * kMiB;
-  b = PlanMemoryBudget(CgroupLimit(800 * kMiB), full);
+  full.in_use_bytes = 900 * kBudgetMiB;
+  b = PlanMemoryBudget(CgroupLimit(800 * kBudgetMiB), full);
   EXPECT_TRUE(b.shared_limit());
   EXPECT_EQ(b.ram_cache_bytes, 0u);
   EXPECT_LE(b.memory_bytes, 1u);
   EXPECT_FALSE(b.Warning().empty());
   // --memory with --ram-cache: the tier is capped at what --ram-cache asks, the mode stays.
   BudgetRequest both;
-  both.memory_bytes = 512 * kMiB;
-  both.ram_cache_bytes = 64 * kMiB;
+  both.memory_bytes = 512 * kBudgetMiB;
+  both.ram_cache_bytes = 64 * kBudgetMiB;
   b = PlanMemoryBudget(CgroupLimit(831000000), both);
   EXPECT_TRUE(b.shared_limit());
   EXPECT_STREQ(b.source(), "memory");
-  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kBudgetMiB);
   // A cgroup whose limit is above physical memory: physical memory binds, the old default.
   EXPECT_FALSE(PlanMemoryBudget(CgroupLimit(32 * kGiB), {}).shared_limit());
   // A limit too small for a tier: none, and the warning says why.
-  b = PlanMemoryBudget(CgroupLimit(40 * kMiB), {});
+  b = PlanMemoryBudget(CgroupLimit(40 * kBudgetMiB), {});
   EXPECT_EQ(b.ram_cache_bytes, 0u);
   const std::string w = b.Warning();
   EXPECT_NE(w.find("leaves no room for a RAM tier"), std::string::npos) << w;
@@ -318,24 +318,24 @@ TEST(MemoryBudgetTest, UnderACgroupLimitTheDefaultSharesIt) {
 TEST(MemoryBudgetTest, ExplicitBudgetThatCannotFitIsClampedWithAWarning) {
   // A 537 MB cgroup shared with a DataLoader, --ram-cache 403M.
   BudgetRequest r;
-  r.ram_cache_bytes = 403 * kMiB;
-  r.in_use_bytes = 150 * kMiB;
-  r.index_bytes = 2 * kMiB;
+  r.ram_cache_bytes = 403 * kBudgetMiB;
+  r.in_use_bytes = 150 * kBudgetMiB;
+  r.index_bytes = 2 * kBudgetMiB;
   MemoryBudget b = PlanMemoryBudget(CgroupLimit(537000000), r);
   EXPECT_TRUE(b.clamped);
   EXPECT_STREQ(b.source(), "explicit");
-  EXPECT_EQ(b.requested_ram_bytes, 403 * kMiB);
-  EXPECT_EQ(b.ram_cache_bytes, 537000000 - b.reserved_bytes - 150 * kMiB);
+  EXPECT_EQ(b.requested_ram_bytes, 403 * kBudgetMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 537000000 - b.reserved_bytes - 150 * kBudgetMiB);
   EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.in_use_bytes, b.limit_bytes);
   std::string w = b.Warning();
   EXPECT_NE(w.find("does not fit"), std::string::npos) << w;
   EXPECT_NE(w.find("cgroup v1"), std::string::npos) << w;
   EXPECT_NE(b.Explain().find("clamped"), std::string::npos) << b.Explain();
   // One that fits is kept as asked, and says so.
-  r.ram_cache_bytes = 64 * kMiB;
+  r.ram_cache_bytes = 64 * kBudgetMiB;
   b = PlanMemoryBudget(CgroupLimit(537000000), r);
   EXPECT_FALSE(b.clamped);
-  EXPECT_EQ(b.ram_cache_bytes, 64 * kMiB);
+  EXPECT_EQ(b.ram_cache_bytes, 64 * kBudgetMiB);
   EXPECT_TRUE(b.Warning().empty());
   // The SSD and cluster queues are reserved too.
   r.ssd_tier = r.cluster_tier = true;
@@ -344,30 +344,30 @@ TEST(MemoryBudgetTest, ExplicitBudgetThatCannotFitIsClampedWithAWarning) {
 }
 
 TEST(PressureTest, ThresholdsAndCounters) {
-  const uint64_t limit = 1000 * kMiB;
+  const uint64_t limit = 1000 * kBudgetMiB;
   MemorySample prev, cur;
-  cur.usage_bytes = 600 * kMiB;
+  cur.usage_bytes = 600 * kBudgetMiB;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kLow);
   cur.reclaimable_bytes = 0;
-  cur.usage_bytes = 720 * kMiB;
+  cur.usage_bytes = 720 * kBudgetMiB;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kModerate);
-  cur.usage_bytes = 990 * kMiB;
-  cur.reclaimable_bytes = 400 * kMiB;  // page cache the kernel drops first
+  cur.usage_bytes = 990 * kBudgetMiB;
+  cur.reclaimable_bytes = 400 * kBudgetMiB;  // page cache the kernel drops first
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kLow);
   cur.reclaimable_bytes = 0;
-  cur.usage_bytes = 820 * kMiB;
+  cur.usage_bytes = 820 * kBudgetMiB;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kHigh);
-  cur.usage_bytes = 960 * kMiB;
+  cur.usage_bytes = 960 * kBudgetMiB;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kCritical);
   // Hitting the limit with the working set low is page cache being dropped: no pressure.
-  cur.usage_bytes = 100 * kMiB;
+  cur.usage_bytes = 100 * kBudgetMiB;
   cur.limit_events = 5;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kLow);
-  cur.usage_bytes = 750 * kMiB;
+  cur.usage_bytes = 750 * kBudgetMiB;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kHigh);
   prev = cur;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kModerate) << "no new limit hit";
-  cur.usage_bytes = 100 * kMiB;
+  cur.usage_bytes = 100 * kBudgetMiB;
   cur.oom_kills = 1;
   EXPECT_EQ(AssessPressure(limit, prev, cur), Pressure::kCritical) << "a new OOM kill";
   prev = cur;
@@ -381,13 +381,13 @@ TEST(PressureTest, ThresholdsAndCounters) {
 
 TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThePlan) {
   BudgetRequest asked;  // --ram-cache 500M: the tier beside the page cache, not shared-limit mode
-  asked.ram_cache_bytes = 500 * kMiB;
-  MemoryBudget plan = PlanMemoryBudget(CgroupLimit(1000 * kMiB), asked);
-  ASSERT_EQ(plan.ram_cache_bytes, 500 * kMiB);
+  asked.ram_cache_bytes = 500 * kBudgetMiB;
+  MemoryBudget plan = PlanMemoryBudget(CgroupLimit(1000 * kBudgetMiB), asked);
+  ASSERT_EQ(plan.ram_cache_bytes, 500 * kBudgetMiB);
   uint64_t used = 0;
   fs::MemoryTargets applied;
   int applies = 0;
-  fs::MemoryGovernor g(CgroupLimit(1000 * kMiB), plan, /*push_wanted=*/true,
+  fs::MemoryGovernor g(CgroupLimit(1000 * kBudgetMiB), plan, /*push_wanted=*/true,
                        {[&](const fs::MemoryTargets& t) {
                           applied = t;
                           ++applies;
@@ -395,53 +395,53 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
                         [&] { return used; }});
   auto step = [&](uint64_t working_mib) {
     MemorySample s;
-    s.usage_bytes = working_mib * kMiB;
+    s.usage_bytes = working_mib * kBudgetMiB;
     g.Step(s);
     return g.Counters();
   };
   // Plenty of room: a step of 1/16 of the limit per sample, up to the plan, no more.
   fs::GovernorCounters c = step(100);
   EXPECT_EQ(c.level, Pressure::kLow);
-  EXPECT_EQ(c.targets.ram_cache_bytes, 1000 * kMiB / 16);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 1000 * kBudgetMiB / 16);
   EXPECT_TRUE(c.targets.push);
-  used = 480 * kMiB;
+  used = 480 * kBudgetMiB;
   c = step(580);
-  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kBudgetMiB);
   used = 0;
   // Others use 700 MiB: the tier (100 MiB held) may grow only to 80% of the limit.
-  used = 100 * kMiB;
+  used = 100 * kBudgetMiB;
   c = step(750);
   EXPECT_EQ(c.level, Pressure::kModerate);
-  EXPECT_EQ(c.targets.ram_cache_bytes, used + 50 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used + 50 * kBudgetMiB);
   EXPECT_FALSE(c.targets.push) << "pushed pages are charged to the daemon";
   EXPECT_EQ(applied.ram_cache_bytes, c.targets.ram_cache_bytes);
   EXPECT_EQ(c.shrinks, 0u);
   // 880 MiB: 80 MiB over the target; the tier gives it back, the buffers halve.
   c = step(880);
   EXPECT_EQ(c.level, Pressure::kHigh);
-  EXPECT_EQ(c.targets.ram_cache_bytes, 20 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 20 * kBudgetMiB);
   EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes / 2);
   EXPECT_EQ(c.targets.read_buffer_bytes, plan.read_buffer_bytes / 2);
   EXPECT_EQ(c.shrinks, 1u);
   // Critical: half of what is held, buffers halve again.
-  used = 20 * kMiB;
+  used = 20 * kBudgetMiB;
   c = step(970);
   EXPECT_EQ(c.level, Pressure::kCritical);
-  EXPECT_EQ(c.targets.ram_cache_bytes, 10 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 10 * kBudgetMiB);
   EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes / 4);
   EXPECT_EQ(c.shrinks, 2u);
   // Calm again: everything comes back, within the plan.
-  used = 480 * kMiB;
+  used = 480 * kBudgetMiB;
   for (int i = 0; i < 10; ++i) c = step(200);
   EXPECT_EQ(c.level, Pressure::kLow);
-  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, 500 * kBudgetMiB);
   EXPECT_EQ(c.targets.prefetch_bytes, plan.prefetch_bytes);
   EXPECT_EQ(c.targets.read_buffer_bytes, plan.read_buffer_bytes);
   EXPECT_TRUE(c.targets.push);
   EXPECT_EQ(c.samples, 15u);
   EXPECT_EQ(applied, c.targets);
   // With the push off by option, it stays off.
-  fs::MemoryGovernor nopush(CgroupLimit(1000 * kMiB), plan, false, {});
+  fs::MemoryGovernor nopush(CgroupLimit(1000 * kBudgetMiB), plan, false, {});
   MemorySample low;
   nopush.Step(low);
   EXPECT_FALSE(nopush.Counters().targets.push);
@@ -459,41 +459,41 @@ TEST(MemoryGovernorTest, GrowsByTheHeadroomShrinksUnderPressureAndNeverPassesThe
 // daemon's needs and the page-cache share leave.
 TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
   BudgetRequest r;
-  r.memory_bytes = 512 * kMiB;
-  r.index_bytes = 4 * kMiB;
-  MemoryBudget b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  r.memory_bytes = 512 * kBudgetMiB;
+  r.index_bytes = 4 * kBudgetMiB;
+  MemoryBudget b = PlanMemoryBudget(CgroupLimit(1000 * kBudgetMiB), r);
   EXPECT_TRUE(b.shared_limit());
   EXPECT_STREQ(b.source(), "memory");
-  EXPECT_EQ(b.memory_bytes, 512 * kMiB);
-  EXPECT_EQ(b.page_cache_bytes, 64 * kMiB);  // an eighth
-  EXPECT_EQ(b.prefetch_bytes, 32 * kMiB);    // a sixteenth of the memory, not of the limit
-  EXPECT_EQ(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+  EXPECT_EQ(b.memory_bytes, 512 * kBudgetMiB);
+  EXPECT_EQ(b.page_cache_bytes, 64 * kBudgetMiB);  // an eighth
+  EXPECT_EQ(b.prefetch_bytes, 32 * kBudgetMiB);    // a sixteenth of the memory, not of the limit
+  EXPECT_EQ(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kBudgetMiB);
   EXPECT_FALSE(b.clamped);
   EXPECT_NE(b.Explain().find("page cache"), std::string::npos) << b.Explain();
   // More than is left under the limit: clamped, and said.
   r.memory_bytes = 2 * kGiB;
-  r.in_use_bytes = 200 * kMiB;
-  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
-  EXPECT_EQ(b.memory_bytes, 800 * kMiB);
+  r.in_use_bytes = 200 * kBudgetMiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kBudgetMiB), r);
+  EXPECT_EQ(b.memory_bytes, 800 * kBudgetMiB);
   EXPECT_EQ(b.requested_memory_bytes, 2 * kGiB);
   EXPECT_TRUE(b.clamped);
-  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 800 * kMiB);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 800 * kBudgetMiB);
   EXPECT_NE(b.Warning().find("--memory 2.00 GiB does not fit"), std::string::npos) << b.Warning();
   // --ram-cache with --memory: kept when it fits in the memory given, else clamped to it.
   r = {};
-  r.memory_bytes = 512 * kMiB;
-  r.ram_cache_bytes = 100 * kMiB;
-  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
-  EXPECT_EQ(b.ram_cache_bytes, 100 * kMiB);
+  r.memory_bytes = 512 * kBudgetMiB;
+  r.ram_cache_bytes = 100 * kBudgetMiB;
+  b = PlanMemoryBudget(CgroupLimit(1000 * kBudgetMiB), r);
+  EXPECT_EQ(b.ram_cache_bytes, 100 * kBudgetMiB);
   r.ram_cache_bytes = 1 * kGiB;
-  b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+  b = PlanMemoryBudget(CgroupLimit(1000 * kBudgetMiB), r);
   EXPECT_TRUE(b.clamped);
-  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kMiB);
+  EXPECT_LE(b.ram_cache_bytes + b.reserved_bytes + b.page_cache_bytes, 512 * kBudgetMiB);
   // Too little for the daemon itself: no tier, and the warning says why (also for --memory 0).
-  for (uint64_t given : {uint64_t{0}, 8 * kMiB}) {
+  for (uint64_t given : {uint64_t{0}, 8 * kBudgetMiB}) {
     r = {};
     r.memory_bytes = given;
-    b = PlanMemoryBudget(CgroupLimit(1000 * kMiB), r);
+    b = PlanMemoryBudget(CgroupLimit(1000 * kBudgetMiB), r);
     EXPECT_EQ(b.ram_cache_bytes, 0u);
     EXPECT_NE(b.Warning().find("leaves no room for a RAM tier"), std::string::npos)
         << given << ": " << b.Warning();
@@ -504,17 +504,17 @@ TEST(MemoryBudgetTest, MemoryGivenIsSplitBetweenDaemonTierAndPageCache) {
 // against the limit less the page-cache share, so a full cgroup of page cache is no pressure.
 TEST(MemoryGovernorTest, WithMemoryGivenPageCacheGivesWayAndTheTierStays) {
   BudgetRequest r;
-  r.memory_bytes = 512 * kMiB;
-  const MemoryLimit limit = CgroupLimit(800 * kMiB);
+  r.memory_bytes = 512 * kBudgetMiB;
+  const MemoryLimit limit = CgroupLimit(800 * kBudgetMiB);
   MemoryBudget plan = PlanMemoryBudget(limit, r);
-  ASSERT_EQ(plan.page_cache_bytes, 64 * kMiB);
+  ASSERT_EQ(plan.page_cache_bytes, 64 * kBudgetMiB);
   uint64_t used = 0;
   fs::MemoryGovernor g(limit, plan, true, {nullptr, [&] { return used; }});
   auto step = [&](uint64_t usage_mib, uint64_t file_mib) {
     MemorySample s;
-    s.usage_bytes = usage_mib * kMiB;
-    s.reclaimable_bytes = file_mib / 2 * kMiB;
-    s.active_file_bytes = (file_mib - file_mib / 2) * kMiB;
+    s.usage_bytes = usage_mib * kBudgetMiB;
+    s.reclaimable_bytes = file_mib / 2 * kBudgetMiB;
+    s.active_file_bytes = (file_mib - file_mib / 2) * kBudgetMiB;
     s.limit_events = 1000 + usage_mib;  // the limit is hit all the time: page cache fills it
     g.Step(s);
     return g.Counters();
@@ -526,21 +526,21 @@ TEST(MemoryGovernorTest, WithMemoryGivenPageCacheGivesWayAndTheTierStays) {
   EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes);
   // Less headroom than the plan: up to the headroom less half the page-cache share, no step
   // (692 MiB unreclaimable, 44 MiB to the target, 12 to grow).
-  used = 200 * kMiB;
+  used = 200 * kBudgetMiB;
   c = step(800, 108);
   EXPECT_EQ(c.level, Pressure::kModerate);
-  EXPECT_EQ(c.targets.ram_cache_bytes, used + 12 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used + 12 * kBudgetMiB);
   // Closer to the target than half the share: it does not grow (no churn at the target).
   c = step(800, 90);
   EXPECT_EQ(c.targets.ram_cache_bytes, used);
   EXPECT_EQ(c.shrinks, 0u);
   // Unreclaimable memory past the limit less the page-cache share (736 MiB): the excess goes.
-  used = 240 * kMiB;
+  used = 240 * kBudgetMiB;
   c = step(800, 500);  // calm: back to the plan
   EXPECT_EQ(c.targets.ram_cache_bytes, plan.ram_cache_bytes);
   c = step(800, 50);  // 750 MiB unreclaimable: 14 over, given back, no more
   EXPECT_EQ(c.level, Pressure::kHigh);
-  EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kBudgetMiB);
   EXPECT_EQ(c.shrinks, 1u);
   // Past half the share (768 MiB): critical.
   c = step(800, 20);
@@ -550,19 +550,19 @@ TEST(MemoryGovernorTest, WithMemoryGivenPageCacheGivesWayAndTheTierStays) {
 
 TEST(MemoryGovernorTest, WithMemoryGivenReclaimableKernelObjectsDoNotShrinkTheTier) {
   BudgetRequest r;
-  r.memory_bytes = 512 * kMiB;
-  const MemoryLimit limit = CgroupLimit(800 * kMiB);
+  r.memory_bytes = 512 * kBudgetMiB;
+  const MemoryLimit limit = CgroupLimit(800 * kBudgetMiB);
   const MemoryBudget plan = PlanMemoryBudget(limit, r);
   // Targets: unreclaimable 736 MiB (800 less the 64 MiB share); all but page cache 784 MiB
   // (less a quarter of the share); critical at 768 and 796 MiB.
-  ASSERT_EQ(plan.page_cache_bytes, 64 * kMiB);
-  uint64_t used = 300 * kMiB;
+  ASSERT_EQ(plan.page_cache_bytes, 64 * kBudgetMiB);
+  uint64_t used = 300 * kBudgetMiB;
   fs::MemoryGovernor g(limit, plan, true, {nullptr, [&] { return used; }});
   auto step = [&](uint64_t file_mib, uint64_t kernel_mib) {
     MemorySample s;
-    s.usage_bytes = 800 * kMiB;
-    s.reclaimable_bytes = file_mib * kMiB;
-    s.kernel_reclaimable_bytes = kernel_mib * kMiB;
+    s.usage_bytes = 800 * kBudgetMiB;
+    s.reclaimable_bytes = file_mib * kBudgetMiB;
+    s.kernel_reclaimable_bytes = kernel_mib * kBudgetMiB;
     g.Step(s);
     return g.Counters();
   };
@@ -575,19 +575,19 @@ TEST(MemoryGovernorTest, WithMemoryGivenReclaimableKernelObjectsDoNotShrinkTheTi
   // The same memory without kernel objects to reclaim: 14 MiB over, given back.
   c = step(50, 0);
   EXPECT_EQ(c.level, Pressure::kHigh);
-  EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kMiB);
+  EXPECT_EQ(c.targets.ram_cache_bytes, used - 14 * kBudgetMiB);
   EXPECT_EQ(c.shrinks, 1u);
   // Kernel objects of 1.5 times the share (many small files): the tier stops growing below the
   // second ceiling, gives back only its excess past it, and is never halved, sample after
   // sample (critical there halved it and it grew back, again and again).
-  used = 250 * kMiB;
+  used = 250 * kBudgetMiB;
   for (int i = 0; i < 5; ++i) {
     c = step(20, 96);  // 780 MiB non-file, 684 unreclaimable: 4 MiB of room, less than the band
     EXPECT_EQ(c.level, Pressure::kModerate) << i;
     EXPECT_EQ(c.targets.ram_cache_bytes, used) << i;
     c = step(10, 96);  // 790 MiB non-file: 6 MiB past the second ceiling
     EXPECT_EQ(c.level, Pressure::kHigh) << i;
-    EXPECT_EQ(c.targets.ram_cache_bytes, used - 6 * kMiB) << i;
+    EXPECT_EQ(c.targets.ram_cache_bytes, used - 6 * kBudgetMiB) << i;
   }
   // Almost no page cache left with every kernel object counted (798 MiB non-file, past the limit
   // less a sixteenth of the share): critical, even though most of it is said to be

@@ -22,7 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // Jobs that wait until released, counting how many run at once.
-class Gate {
+class CountingGate {
  public:
   void Pass() {
     const int now = ++inside_;
@@ -52,7 +52,7 @@ class Gate {
 
 TEST(MissQueueTest, RunsAtMostItsThreadsAtOnceAndEveryJob) {
   MissQueue queue(MissQueueOptions{.threads = 3, .bound = 30s});
-  Gate gate;
+  CountingGate gate;
   std::atomic<int> done{0};
   for (int i = 0; i < 10; ++i) {
     queue.Submit(MissQueue::Clock::now(), [&] {
@@ -92,7 +92,7 @@ TEST(MissQueueTest, AJobReadsWithItsReadsDeadlineCountedFromItsArrival) {
 
 TEST(MissQueueTest, StopRunsWhatIsQueuedWithRetriesStoppedAndLaterJobsInline) {
   auto queue = std::make_unique<MissQueue>(MissQueueOptions{.threads = 1, .bound = 30s});
-  Gate gate;
+  CountingGate gate;
   std::atomic<int> done{0}, stopping{0};
   queue->Submit(MissQueue::Clock::now(), [&] { gate.Pass(); });
   for (int i = 0; i < 5; ++i) {

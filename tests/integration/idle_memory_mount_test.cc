@@ -18,10 +18,10 @@
 namespace mmfs::testing {
 namespace {
 
-constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t kIdleMiB = 1 << 20;
 // The bound on the daemon with its caches empty (what --memory must not spend on it), at 20k
 // and at 1M entries.
-constexpr uint64_t kIdleLimit = 48 * kMiB;
+constexpr uint64_t kIdleLimit = 48 * kIdleMiB;
 
 TEST(IdleMemoryMountTest, DaemonWithCachesEmptyStaysSmallAtTwentyThousandFiles) {
   if (kSanitizedBuild) GTEST_SKIP() << "a sanitizer's shadow memory is not the daemon's";

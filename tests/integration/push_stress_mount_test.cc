@@ -34,7 +34,7 @@ namespace {
 namespace fsys = std::filesystem;
 
 constexpr int kClasses = 8;
-constexpr int kSamples = 480;  // 60 per class: long enough runs for the prefetcher to push
+constexpr int kPushSamples = 480;  // 60 per class: long enough runs for the prefetcher to push
 // Normal cases take well under a second in the release build, a few seconds under TSan with
 // 128 readers; a hang never ends.
 constexpr double kCaseDeadlineSeconds = 90;
@@ -70,7 +70,7 @@ class PushStressMountTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     tmp_ = new TempDir();
-    auto gen = RunCommand({GenDatasetBinary(), Src(), "-n", std::to_string(kSamples), "-c",
+    auto gen = RunCommand({GenDatasetBinary(), Src(), "-n", std::to_string(kPushSamples), "-c",
                            std::to_string(kClasses), "--max-side", "160", "--seed", "11"},
                           300);
     ASSERT_EQ(gen.exit_code, 0) << gen.output;

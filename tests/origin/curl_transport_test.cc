@@ -105,7 +105,7 @@ class CannedServer {
   std::thread thread_;
 };
 
-constexpr uint32_t kMagic = 0xBEEFC0DE;
+constexpr uint32_t kCurlShardMagic = 0xBEEFC0DE;
 constexpr uint64_t kShardSize = 1 << 20;
 
 // Why adding a one-shard tree (its magic at 16, as the mount checks it) over `server` fails.
@@ -118,7 +118,7 @@ std::string CheckRefusal(const CannedServer& server) {
   TreeSpec spec;
   spec.shards.push_back({"shard-00000.mdb", kShardSize});
   spec.magic_offset = 16;
-  spec.magic = kMagic;
+  spec.magic = kCurlShardMagic;
   Status added = origin.AddTree(kDatasetTree, spec);
   EXPECT_FALSE(added.ok());
   return added.message();

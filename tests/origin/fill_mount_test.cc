@@ -8,7 +8,8 @@
 //     remount fetches only the rest;
 //   - three mounts (three "hosts", each with its own memcached server) share one fill: the
 //     store sends each shard byte about once for all three; with a server killed, a host that
-//     joins later still reads every file, its lost share fetched from the store.
+//     joins later still reads every file, its lost share fetched from the store; a server
+//     killed while the fill runs and every host reads fails no read.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,8 +17,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "tests/fault_proxy_helper.h"
 #include "tests/integration/mount_helper.h"
 #include "tests/memcached_helper.h"
 #include "tests/nginx_helper.h"
@@ -167,12 +170,13 @@ class SharedFillMountTest : public FillMountTest {
     return memcached[0].address() + "," + memcached[1].address() + "," + memcached[2].address();
   }
   std::string HostMnt(int host) const { return host == 0 ? mnt() : mnts[host - 1].path(); }
-  std::unique_ptr<testing::ForegroundMount> MountHost(int host, const std::string& cache_dir) {
+  std::unique_ptr<testing::ForegroundMount> MountHost(int host, const std::string& cache_dir,
+                                                      const std::string& chunk = "128K") {
     return std::make_unique<testing::ForegroundMount>(
         url, HostMnt(host),
         std::vector<std::string>{"--cache-dir", cache_dir, "--cluster-cache", Servers(),
                                  "--cluster-self", memcached[host].address(), "-o",
-                                 "fill=on,fill_chunk=128K"});
+                                 "fill=on,fill_chunk=" + chunk});
   }
   nlohmann::json FillOf(int host) const { return testing::StatsJson(HostMnt(host))["fill"]; }
   bool DoneOn(int host) const {
@@ -231,6 +235,42 @@ TEST_F(SharedFillMountTest, ThreeHostsFetchEachByteOnceAndALostServerCostsNoFile
   const uint64_t joined = ShardBytesSent() - sent;
   EXPECT_GT(joined, 0u) << "the dead server's share came from the store";
   EXPECT_LE(static_cast<double>(joined), 1.05 * static_cast<double>(shard_bytes) + (256 << 10));
+  for (auto& h : hosts) EXPECT_EQ(h->StopWith(SIGTERM), 0);
+}
+
+// A server dies in the middle of the shared fill while every host reads the whole dataset: no
+// read fails on any host, every fill finishes, and what the dead server held or was to hold
+// comes from the store.
+TEST_F(SharedFillMountTest, AServerKilledMidFillWhileEveryHostReadsFailsNoRead) {
+  // Every shard request slowed to a tenth of a second (a proxy in front of nginx), so that the
+  // fill is still under way when the server dies.
+  testing::FaultProxy proxy(server->url());
+  ASSERT_TRUE(proxy.Start()) << proxy.Log();
+  ASSERT_TRUE(proxy.Fault("slow", -1, "shard-", 0.1));
+  url = proxy.url() + "/ds.mmfs";
+  std::unique_ptr<testing::ForegroundMount> hosts[3];
+  for (int h = 0; h < 3; ++h) {
+    hosts[h] = MountHost(h, cache.path() + "/host" + std::to_string(h), "32K");
+    ASSERT_TRUE(hosts[h]->mounted()) << "host " << h;
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return FillOf(0)["fetched_bytes"].get<uint64_t>() > 0; }, 30))
+      << FillOf(0).dump();
+  std::string diffs[3];
+  std::vector<std::thread> readers;
+  for (int h = 0; h < 3; ++h) readers.emplace_back([&, h] { diffs[h] = DiffOf(h); });
+  const bool fill_under_way = !DoneOn(0) || !DoneOn(1) || !DoneOn(2);
+  memcached[1].Kill();
+  for (auto& r : readers) r.join();
+  EXPECT_TRUE(fill_under_way) << "the fills ended before the server died: slow the store more";
+  for (int h = 0; h < 3; ++h) {
+    EXPECT_EQ(diffs[h], "") << "host " << h;
+    ASSERT_TRUE(testing::WaitFor([&] { return DoneOn(h); }, 90)) << FillOf(h).dump();
+    EXPECT_EQ(FillOf(h)["failed_files"].get<uint64_t>(), 0u) << FillOf(h).dump();
+  }
+  // The lost share once more from the store, at most: about the dataset twice in all.
+  const uint64_t sent = ShardBytesSent();
+  EXPECT_LE(static_cast<double>(sent), 2.1 * static_cast<double>(shard_bytes) + (256 << 10))
+      << sent << " bytes for shards of " << shard_bytes;
   for (auto& h : hosts) EXPECT_EQ(h->StopWith(SIGTERM), 0);
 }
 

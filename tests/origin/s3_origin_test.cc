@@ -170,7 +170,7 @@ TEST(AwsSettingsTest, FilesFromTheirVariablesAndAMissingProfileIsAnError) {
   EXPECT_EQ(LoadAwsSettings(src.Get()).status().code(), StatusCode::kInvalidArgument);
 }
 
-constexpr uint32_t kMagic = 0xBEEFC0DE;
+constexpr uint32_t kS3ShardMagic = 0xBEEFC0DE;
 
 class S3OriginS3rverTest : public ::testing::Test {
  protected:
@@ -179,7 +179,7 @@ class S3OriginS3rverTest : public ::testing::Test {
     ASSERT_TRUE(s3.Start()) << s3.Log();
     shard.assign(70000, 'q');
     for (size_t i = 0; i < shard.size(); ++i) shard[i] = static_cast<char>(i * 7);
-    std::memcpy(shard.data() + 16, &kMagic, sizeof kMagic);
+    std::memcpy(shard.data() + 16, &kS3ShardMagic, sizeof kS3ShardMagic);
     testing::WriteFile(dir / "shard-0.mdb", shard);
     ASSERT_EQ(s3.Put("bkt", "p/ds.mmfs/shard-0.mdb", dir / "shard-0.mdb"), 200) << s3.Log();
     aws.region = "us-east-1";
@@ -192,7 +192,7 @@ class S3OriginS3rverTest : public ::testing::Test {
     TreeSpec spec;
     spec.shards.push_back({"shard-0.mdb", shard.size()});
     spec.magic_offset = 16;
-    spec.magic = kMagic;
+    spec.magic = kS3ShardMagic;
     return spec;
   }
   // The tree added through an origin with `settings` and `opts`: its status.

@@ -30,13 +30,6 @@ namespace mmfs::cli {
 
 namespace {
 
-std::string Percent(uint64_t part, uint64_t whole) {
-  if (whole == 0) return "-";
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-  return buf;
-}
-
 std::string Micros(uint64_t us) {
   return us == 0 ? "-" : FormatDuration(static_cast<double>(us) / 1e6);
 }
@@ -86,7 +79,7 @@ void PrintFill(const fs::FillStats& f) {
   const uint64_t covered = f.fetched_bytes + f.present_bytes;
   std::printf("  fill      %s, %s: %s of %s%s (%s fetched, %s held already), %s files failed, "
               "%s not stored\n",
-              f.mode.c_str(), f.state.c_str(), Percent(covered, f.target_bytes).c_str(),
+              f.mode.c_str(), f.state.c_str(), FormatPercent(covered, f.target_bytes).c_str(),
               FormatBytes(f.target_bytes).c_str(),
               f.share ? " (a share: the dataset does not fit)" : "",
               FormatBytes(f.fetched_bytes).c_str(), FormatBytes(f.present_bytes).c_str(),
@@ -122,7 +115,7 @@ void PrintTiers(const fs::StatsSnapshot& s) {
     const cache::TierCounters& c = tier.counters;
     std::printf("  cache %-4s %s hit ratio (%s of %s lookups), %s of %s used, %s entries, "
                 "%s evictions, %s kept out\n",
-                tier.name.c_str(), Percent(c.hits, c.lookups).c_str(), FormatCount(c.hits).c_str(),
+                tier.name.c_str(), FormatPercent(c.hits, c.lookups).c_str(), FormatCount(c.hits).c_str(),
                 FormatCount(c.lookups).c_str(), FormatBytes(c.bytes_used).c_str(),
                 FormatBytes(c.bytes_budget).c_str(), FormatCount(c.entries).c_str(),
                 FormatCount(c.evictions).c_str(), FormatCount(c.rejected).c_str());
@@ -207,7 +200,7 @@ void PrintReadahead(const fs::StatsSnapshot& s) {
     if (pm.issued == 0) continue;
     std::printf("    %-15s %s prefetched, %s used (%s), %s wasted, %s late\n", name.c_str(),
                 FormatCount(pm.issued).c_str(), FormatCount(pm.used).c_str(),
-                Percent(pm.used, pm.issued).c_str(), FormatCount(pm.wasted).c_str(),
+                FormatPercent(pm.used, pm.issued).c_str(), FormatCount(pm.wasted).c_str(),
                 FormatCount(pm.late).c_str());
   }
   if (ra.pushed.files > 0) {
@@ -394,7 +387,7 @@ int Watch(const StatsArgs& args) {
     };
     auto tier_ratio = [&](size_t i) -> std::string {
       if (i >= b.tiers.size() || i >= a.tiers.size()) return "-";
-      return Percent(b.tiers[i].counters.hits - a.tiers[i].counters.hits,
+      return FormatPercent(b.tiers[i].counters.hits - a.tiers[i].counters.hits,
                      b.tiers[i].counters.lookups - a.tiers[i].counters.lookups);
     };
     auto origin_bytes = [](const fs::StatsSnapshot& s) {

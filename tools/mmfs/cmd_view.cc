@@ -89,13 +89,6 @@ class ViewReporter final : public pack::PackReporter {
   std::chrono::steady_clock::time_point last_{};
 };
 
-std::string Percent(uint64_t part, uint64_t whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%",
-                whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
-  return buf;
-}
-
 uint64_t DatasetBytesOnDisk(const format::Manifest& m) {
   uint64_t n = m.index_size;
   for (const auto& s : m.shards) n += s.size;
@@ -177,7 +170,7 @@ int RunViewAdd(const ViewArgs& args) {
     std::printf("  %s on disk in %s shard%s, %s of the dataset's %s; %s (%.0f images/s)\n",
                 FormatBytes(s.view_bytes_on_disk).c_str(), FormatCount(s.shards).c_str(),
                 s.shards == 1 ? "" : "s",
-                Percent(s.view_bytes_on_disk, s.dataset_bytes_on_disk).c_str(),
+                FormatPercent(s.view_bytes_on_disk, s.dataset_bytes_on_disk).c_str(),
                 FormatBytes(s.dataset_bytes_on_disk).c_str(), FormatDuration(s.seconds).c_str(),
                 rate);
     if (s.resumed > 0) {
@@ -257,7 +250,7 @@ int RunViewLs(const ViewArgs& args) {
     const format::ViewManifest& m = v->manifest();
     std::printf("%-6u %10s %10s %10s %8s %4u  %s\n", m.side, FormatCount(m.resized).c_str(),
                 FormatCount(m.unchanged_images).c_str(), FormatBytes(v->bytes_on_disk()).c_str(),
-                Percent(v->bytes_on_disk(), base_bytes).c_str(), m.quality,
+                FormatPercent(v->bytes_on_disk(), base_bytes).c_str(), m.quality,
                 origin::Printable(m.created).c_str());
   }
   for (const Status& s : views.problems()) {

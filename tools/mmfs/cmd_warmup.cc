@@ -85,12 +85,6 @@ Residency Check(const std::string& dir_or_file) {
   return r;
 }
 
-std::string Percent(uint64_t part, uint64_t whole) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return buf;
-}
-
 // Drops the kernel's cached pages of every file at PATH, so the next read reaches the daemon.
 void DropPageCache(const std::string& path) {
   auto drop = [](const fsys::path& p) {
@@ -154,8 +148,8 @@ int RunWarmup(const WarmupArgs& in) {
       } else {
         std::printf("%-32s %10s %10s %9s (%4s) %9s (%4s)\n", name.c_str(),
                     FormatCount(r.files).c_str(), FormatBytes(r.bytes).c_str(),
-                    FormatBytes(r.ram_bytes).c_str(), Percent(r.ram_bytes, r.bytes).c_str(),
-                    FormatBytes(r.ssd_bytes).c_str(), Percent(r.ssd_bytes, r.bytes).c_str());
+                    FormatBytes(r.ram_bytes).c_str(), FormatPercent(r.ram_bytes, r.bytes).c_str(),
+                    FormatBytes(r.ssd_bytes).c_str(), FormatPercent(r.ssd_bytes, r.bytes).c_str());
       }
     }
     if (args.json) std::printf("%s\n", JsonText(out, 2).c_str());

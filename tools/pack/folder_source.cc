@@ -34,10 +34,6 @@ size_t SampleRunEnd(const std::vector<SourceNode>& siblings, size_t first) {
 
 namespace {
 
-int64_t MtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
 bool IsInside(const std::string& path, const std::string& root) {
   return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
                           path[root.size()] == '/');

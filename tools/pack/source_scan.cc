@@ -19,10 +19,6 @@ namespace {
 
 namespace fsys = std::filesystem;
 
-int64_t MtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
 // Adds a file read whole from outside a scanned folder (a tar, an annotation file).
 void AddToTally(AccessTally* tally, const std::string& path, const struct stat& st) {
   std::error_code ec;

@@ -5,6 +5,8 @@
 // Thread-safety: plain data.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -38,6 +40,11 @@ struct SourceNode {
 // Sample key of a file name: the part before the first dot ("000123.jpg" -> "000123"), the
 // WebDataset rule, or the whole name when it starts with a dot or has none.
 std::string_view SampleKeyOf(std::string_view name);
+
+// A file's modification time in nanoseconds, as the index keeps it.
+inline int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
 
 // The one grouping rule of mmfs pack: the files of a folder that share a sample key are one
 // sample. In a sorted folder they are a run; this returns the end of the run that starts at
