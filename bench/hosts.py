@@ -36,6 +36,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import tempfile
 import time
 
@@ -78,16 +79,17 @@ class Memcached:
 class Host(remote.MmfsPeer):
     """One host's mount: its cache directory, the job's memcached servers and its own."""
 
-    def __init__(self, index, url, tmp, endpoint, servers, self_server):
+    def __init__(self, index, url, tmp, endpoint, servers, self_server, cache_args=()):
         super().__init__(f"host {index}", url, os.path.join(tmp, f"mnt-{index}"),
                          os.path.join(tmp, f"cache-{index}"), endpoint, "job")
         self.servers, self.self_server = servers, self_server
+        self.cache_args = list(cache_args)
 
     def start(self):
         os.makedirs(self.root, exist_ok=True)
         os.makedirs(self.cache_dir, exist_ok=True)
         cmd = [bench.MMFS, "mount", self.dataset, self.root, "--endpoint", self.endpoint,
-               "--cache-dir", self.cache_dir]
+               "--cache-dir", self.cache_dir] + self.cache_args
         if self.servers:
             cmd += ["--cluster-cache", ",".join(self.servers), "--cluster-self", self.self_server]
         r = bench.run(cmd, check=False, env=remote.child_env())
@@ -113,6 +115,34 @@ def epoch_lists(rel, hosts, epoch, tmp):
             f.write("\n".join(order[h::hosts]) + "\n")
         paths.append(path)
     return paths
+
+
+class FillTimeline:
+    """Each host's fill, sampled every half second while an epoch runs: how many requests it
+    kept in flight against its target, and its rate (why an epoch took what it took)."""
+
+    FIELDS = ("state", "in_flight", "in_flight_target", "bytes_per_second", "fetched_bytes")
+
+    def __init__(self, hosts):
+        self.hosts, self.samples, self.stop = hosts, [], threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        t0 = time.monotonic()
+        while not self.stop.wait(0.5):
+            row = {"t": round(time.monotonic() - t0, 2), "hosts": []}
+            for host in self.hosts:
+                f = host.fill()
+                row["hosts"].append({k: f.get(k) for k in self.FIELDS})
+            self.samples.append(row)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
 
 
 def run_epoch(hosts, lists, epoch):
@@ -150,9 +180,16 @@ def run_job(h, args, url, proxy, store, rel, tmp, shard_bytes):
                 m.start()
                 servers.append(m)
         addresses = [m.address for m in servers]
+        cache_args = []
+        if args.cache_fraction < 1:
+            # A cache of that share of the dataset: the SSD tier that size, and a RAM tier too
+            # small to hold more than a sliver of it.
+            cache_args = ["--ssd-cache", str(int(args.cache_fraction * shard_bytes)),
+                          "--ram-cache", "64M"]
+            job["cache_fraction"] = args.cache_fraction
         for i in range(h):
             host = Host(i, url, tmp, proxy.endpoint("job"), addresses,
-                        addresses[i] if addresses else "")
+                        addresses[i] if addresses else "", cache_args)
             stack.callback(host.clear)
             stack.callback(host.stop)
             host.clear()
@@ -164,20 +201,26 @@ def run_job(h, args, url, proxy, store, rel, tmp, shard_bytes):
         for e in range(1, args.epochs + 1):
             lists = epoch_lists(rel, h, e, tmp)
             before = remote.Snapshot(proxy, store, "job")
-            seconds, results = run_epoch(hosts, lists, e)
+            with FillTimeline(hosts) as timeline:
+                seconds, results = run_epoch(hosts, lists, e)
             d = before.delta()
             files = sum(r["files"] for r in results)
             job["epochs"].append({"seconds": seconds, "files": files,
                                   "samples_per_second": files / seconds,
                                   "store_bytes": d["origin_bytes"],
                                   "store_requests": d["origin_requests"],
-                                  "hosts": results})
+                                  "hosts": results, "fill_timeline": timeline.samples})
             log(f"  H={h} epoch {e}: {seconds:.2f} s, {files / seconds:.0f} samples/s, store "
                 f"{d['origin_bytes'] / 1e6:.1f} MB in {d['origin_requests']} requests")
         total = snap.delta()
         job["store_bytes"] = total["origin_bytes"]
         job["store_share"] = total["origin_bytes"] / shard_bytes
         job["fills"] = [host.fill() for host in hosts]
+        for i, f in enumerate(job["fills"]):
+            most = max((row["hosts"][i].get("in_flight_target") or 0
+                        for e in job["epochs"] for row in e["fill_timeline"]), default=0)
+            log(f"  H={h} host {i}: fill {f.get('state')} in {f.get('seconds', 0):.1f} s, "
+                f"{f.get('requests', 0)} requests, at most {most} in flight")
         log(f"  H={h}: the job read {total['origin_bytes'] / 1e6:.1f} MB from the store, "
             f"{job['store_share']:.3f}x the packed dataset")
     return job
@@ -197,7 +240,9 @@ def table(res, meta):
     if ref:
         lines.append(f"\naws s3 cp --recursive of the packed dataset: {ref:.1f} s; "
                      f"{meta['samples']} samples, {meta['shard_bytes'] / 1e6:.0f} MB packed, "
-                     f"{meta['delay_ms']:g} ms, {meta['bandwidth'] / 1e6:.0f} MB/s")
+                     f"{meta['delay_ms']:g} ms, {meta['bandwidth'] / 1e6:.0f} MB/s"
+                     + (f"; each host's cache {meta['cache_fraction']:g}x the dataset"
+                        if meta.get("cache_fraction", 1) < 1 else ""))
     return "\n".join(lines)
 
 
@@ -212,6 +257,9 @@ def main():
                     help="each server's RAM; its values beyond go to extstore")
     ap.add_argument("--memcached-disk", default="2G", help="each server's extstore file")
     ap.add_argument("--no-aws-cp", action="store_true")
+    ap.add_argument("--cache-fraction", type=float, default=1.0,
+                    help="each host's cache (SSD tier) as a share of the packed dataset; "
+                         "below 1, a RAM tier of 64 MiB")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (drop_caches, FUSE mounts)")
@@ -224,7 +272,7 @@ def main():
     rel = [l.rstrip("\n") for l in open(filelist) if l.strip()]
     n = len(rel)
     started = datetime.datetime.now(datetime.timezone.utc)
-    meta = {"samples": n, "delay_ms": args.delay_ms,
+    meta = {"samples": n, "delay_ms": args.delay_ms, "cache_fraction": args.cache_fraction,
             "bandwidth": remote.bench_bytes(args.bandwidth), "epochs": args.epochs,
             "started": started.isoformat(), "command": " ".join([sys.executable] + sys.argv),
             "shard_bytes": bench.dir_bytes(dataset), "kernel": os.uname().release}

@@ -204,18 +204,40 @@ unsigned Filler::MaxInFlight() const {
                                 std::max<uint64_t>(1, options_.chunk_bytes))));
 }
 
-void Filler::AdjustLocked(double rate) {
+void Filler::AdjustLocked(double rate, double offered) {
   // The best rate fades, so that a lucky window does not hold the fill back for good, and a
   // step back is followed by new probes upward.
   best_rate_ *= 0.95;
+  // A window in which the store was offered well below the target (workers reading the
+  // cluster or waiting for other hosts, places given to demand misses) says nothing about
+  // whether the target suits the link: no step either way.
+  if (offered < 0.75 * static_cast<double>(target_in_flight_)) return;
   if (rate > best_rate_ * 1.1) {
     // Still rising: more in flight, while the link takes it.
     best_rate_ = rate;
+    windows_below_ = 0;
     target_in_flight_ =
         std::min(MaxInFlight(), target_in_flight_ + std::max(1u, target_in_flight_ / 2));
-  } else if (rate < best_rate_ * 0.6 && target_in_flight_ > 1) {
-    --target_in_flight_;  // well below the best: too many in flight for the store
+  } else if (rate < best_rate_ * 0.6) {
+    // Well below the best twice in a row: too many in flight for the store. One window alone
+    // is often a neighbour's burst on a shared link.
+    if (++windows_below_ >= 2 && target_in_flight_ > 1) {
+      --target_in_flight_;
+      windows_below_ = 0;
+    }
+  } else {
+    windows_below_ = 0;
   }
+}
+
+void Filler::StoreRequestsLocked(int delta) {
+  const auto now = FillClock::now();
+  if (offered_since_ != FillClock::time_point()) {
+    offered_seconds_ +=
+        store_in_flight_ * std::chrono::duration<double>(now - offered_since_).count();
+  }
+  offered_since_ = now;
+  store_in_flight_ = static_cast<unsigned>(static_cast<int>(store_in_flight_) + delta);
 }
 
 void Filler::Control() {
@@ -264,6 +286,8 @@ void Filler::Control() {
   };
   uint64_t last_bytes = origin_bytes(), last_done = batches_done_;
   FillClock::time_point last = FillClock::now();
+  StoreRequestsLocked(0);
+  double last_offered = offered_seconds_;
   while (!stop_.load()) {
     cv_.wait_for(lock, options_.window);
     const FillClock::time_point now = FillClock::now();
@@ -273,7 +297,12 @@ void Filler::Control() {
         batches_done_ > last_done) {
       const uint64_t bytes = origin_bytes();
       last_rate_ = static_cast<double>(bytes - last_bytes) / seconds;
-      AdjustLocked(last_rate_);
+      StoreRequestsLocked(0);
+      // The readers' misses in flight fill the link too (they take the fill's places).
+      const double offered = (offered_seconds_ - last_offered) / seconds +
+                             static_cast<double>(demand_in_flight_ ? demand_in_flight_() : 0);
+      last_offered = offered_seconds_;
+      AdjustLocked(last_rate_, offered);
       last_bytes = bytes;
       last_done = batches_done_;
       last = now;
@@ -374,6 +403,7 @@ void Filler::Work() {
     }
     ++in_flight_;
     bytes_in_flight_ += b.bytes;
+    StoreRequestsLocked(+1);
     lock.unlock();
     uint64_t found = 0;
     origin_.ReadCoalesced(b.files, ReadCause::kFill,
@@ -384,6 +414,7 @@ void Filler::Work() {
     lock.lock();
     --in_flight_;
     bytes_in_flight_ -= b.bytes;
+    StoreRequestsLocked(-1);
     ++batches_done_;
     NoteReadLocked(found, b.files.size());
     cv_.notify_all();
@@ -426,12 +457,20 @@ uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files) {
     }
     const std::vector<format::Entry> run(files.begin() + static_cast<std::ptrdiff_t>(begin),
                                          files.begin() + static_cast<std::ptrdiff_t>(end));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      StoreRequestsLocked(+1);
+    }
     origin_.ReadCoalesced(run, ReadCause::kFill, [&](const format::Entry& e, cache::Blob blob) {
       ++found;
       // The other hosts read it from the cluster: written before the chunk is marked done.
       if (cluster_ != nullptr) cluster_->InsertNow(e.index, blob);
       Store(e, std::move(blob));
     });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      StoreRequestsLocked(-1);
+    }
     begin = end;
   }
   return found;

@@ -17,7 +17,9 @@
 //
 // How fast: a hill-climb on requests in flight. It starts with `first_in_flight`, measures the
 // link's throughput every `window`, and grows by half while it rises by a tenth or more; when
-// it falls well below the best seen it steps back by one. The requests in flight hold at most
+// it falls well below the best seen two windows in a row it steps back by one. A window in
+// which the store was offered less than three quarters of the target (workers reading the
+// cluster or waiting for other hosts) is not judged: it says nothing about the link. The requests in flight hold at most
 // `max_bytes_in_flight`. Demand misses go first: each READ being served on a miss thread takes
 // one of the fill's places (`demand_in_flight`).
 //
@@ -108,8 +110,12 @@ class Filler {
   bool WaitForPlaceLocked(std::unique_lock<std::mutex>& lock);
   // Whether a worker may start a request now. REQUIRES: mu_.
   bool MayStartLocked() const;
-  // Hill-climb step on the last window's throughput. REQUIRES: mu_.
-  void AdjustLocked(double bytes_per_second);
+  // Hill-climb step on the last window's throughput, given how many requests the store was
+  // offered on average in it. REQUIRES: mu_.
+  void AdjustLocked(double bytes_per_second, double offered);
+  // A fill request to the store starts (+1) or ends (-1): kept integrated over time, so that a
+  // window knows how many requests the store was offered. REQUIRES: mu_.
+  void StoreRequestsLocked(int delta);
 
   const format::Dataset& dataset_;
   OriginReader& origin_;
@@ -144,6 +150,12 @@ class Filler {
   unsigned target_in_flight_ = 0;  // guarded by mu_
   double best_rate_ = 0;           // guarded by mu_
   double last_rate_ = 0;           // guarded by mu_
+  int windows_below_ = 0;          // windows in a row well below the best; guarded by mu_
+  // The fill's requests to the store now (in shared mode fewer than in_flight_: a worker may
+  // be reading the cluster), and their sum over time in request-seconds; guarded by mu_.
+  unsigned store_in_flight_ = 0;
+  double offered_seconds_ = 0;
+  std::chrono::steady_clock::time_point offered_since_{};
   bool exhausted_ = false;         // the cursor reached the end; guarded by mu_
   bool finished_ = false;          // no pass follows: the workers end; guarded by mu_
   std::chrono::steady_clock::time_point resume_at_{};  // after failures; guarded by mu_
