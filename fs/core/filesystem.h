@@ -48,9 +48,9 @@
 #include "fs/core/fs_types.h"
 #include "fs/format/dataset.h"
 #include "fs/memory/memory_governor.h"
+#include "fs/metrics/metrics.h"
 #include "fs/origin/origin.h"
 #include "fs/read/view_files.h"
-#include "fs/stats/metrics.h"
 #include "fs/stats/stats.h"
 
 namespace mmfs::cache {

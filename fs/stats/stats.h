@@ -25,12 +25,13 @@
 #include "cache/tier.h"
 #include "cache/what_if.h"
 #include "fs/memory/memory_governor.h"
+#include "fs/metrics/metrics.h"
 #include "fs/origin/remote_stats.h"
 #include "fs/read/extent_types.h"
 #include "fs/read/miss_queue.h"
-#include "fs/readahead/fill_types.h"
 #include "fs/read/origin_cost_model.h"
 #include "fs/read/ranged_reader.h"
+#include "fs/readahead/fill_types.h"
 
 namespace mmfs::fs {
 
@@ -220,14 +221,6 @@ struct StatsQuery {
 // the governor, the SSD writer).
 struct CpuStats {
   double user_seconds = 0, system_seconds = 0;
-};
-
-// How requests reach the daemon (fs/fuse/transport.h), chosen at mount. ring_requests counts
-// the requests that came over io_uring, so a ring chosen but not started shows 0.
-struct TransportStats {
-  std::string name = "classic";  // "io_uring" or "classic" (/dev/fuse)
-  std::string why;               // the mount's reason, one line
-  uint64_t ring_requests = 0;
 };
 
 struct StatsSnapshot {
