@@ -45,10 +45,10 @@
 
 #include "base/status.h"
 #include "fs/core/filesystem_options.h"
-#include "fs/core/fs_types.h"
 #include "fs/format/dataset.h"
 #include "fs/memory/memory_governor.h"
 #include "fs/metrics/metrics.h"
+#include "fs/names/fs_types.h"
 #include "fs/origin/origin.h"
 #include "fs/read/view_files.h"
 #include "fs/stats/stats.h"

@@ -32,8 +32,8 @@
 
 #include "cache/tier_stack.h"
 #include "cache/what_if.h"
-#include "fs/core/fs_types.h"
 #include "fs/memory/memory_governor.h"
+#include "fs/names/fs_types.h"
 #include "fs/read/extent_reader.h"
 #include "fs/read/miss_loader.h"
 #include "fs/read/origin_reader.h"
