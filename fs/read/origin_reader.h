@@ -48,7 +48,7 @@
 #include "fs/origin/origin.h"
 #include "fs/read/origin_cost_model.h"
 #include "fs/read/ranged_reader.h"
-#include "fs/stats/stats.h"
+#include "fs/read/read_stats.h"
 
 namespace mmfs::fs {
 

@@ -30,7 +30,7 @@
 #include "cache/tier_stack.h"
 #include "fs/format/dataset.h"
 #include "fs/read/miss_loader.h"
-#include "fs/stats/stats.h"
+#include "fs/readahead/readahead_stats.h"
 
 namespace mmfs::fs {
 
