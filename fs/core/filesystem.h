@@ -152,7 +152,8 @@ class Filesystem {
   void BeginHint();
   void AddHintLines(const std::vector<std::string>& lines);
   void EndHint();
-  // The control protocol (control_protocol.h), lines written to .mmfs/control by mmfs warmup.
+  // The control protocol (fs/names/control_protocol.h), lines written to .mmfs/control by mmfs
+  // warmup.
   void HandleControlLines(const std::vector<std::string>& lines);
   // Targets of `.mmfs/hint`, `.mmfs/control` (empty: none) and of `.mmfs` as a symlink to the
   // control directory's direct name on the FUSE mount (empty: `.mmfs` is the directory).
