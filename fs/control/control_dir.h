@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "fs/core/fs_types.h"
+#include "fs/names/fs_types.h"
 #include "fs/stats/stats.h"
 
 namespace mmfs::fs {

@@ -1,6 +1,6 @@
 // LinePipe: a named pipe the daemon reads lines from, one per writable control file of the
 // mount: `hint` behind MNT/.mmfs/hint (the prefetch order) and `control` behind
-// MNT/.mmfs/control (mmfs warmup's requests, fs/control/control_protocol.h).
+// MNT/.mmfs/control (mmfs warmup's requests, fs/names/control_protocol.h).
 //
 // The mount is read-only at the kernel level: the kernel refuses every write before it reaches
 // the daemon and, once the daemon declines OPEN, never sends it again (that is what makes warm

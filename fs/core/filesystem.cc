@@ -17,10 +17,10 @@
 #include "cache/tier_stack.h"
 #include "fs/control/control_dir.h"
 #include "fs/control/file_xattrs.h"
+#include "fs/core/file_reader.h"
 #include "fs/core/view_namespace.h"
 #include "fs/memory/memory_budget.h"
 #include "fs/read/extent_reader.h"
-#include "fs/read/file_reader.h"
 #include "fs/read/miss_loader.h"
 #include "fs/read/miss_queue.h"
 #include "fs/read/origin_reader.h"
@@ -30,6 +30,7 @@
 #include "fs/readahead/warmup.h"
 #include "fs/readers/reader_accounting.h"
 #include "fs/readers/reader_verdict.h"
+#include "fs/stats/metrics_report.h"
 #include "fs/stats/stats_format.h"
 #include "fs/stats/stats_prometheus.h"
 
@@ -526,7 +527,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
     s.memory.heap_prefaulting = true;
     s.memory.heap_prefaulted_bytes = p->counters().populated_bytes;
   }
-  metrics_.Report(&s);
+  ReportMetrics(metrics_, &s);
   s.read_buffer = origin_->read_buffer().Counters();
   origin_->Report(&s.origin);
   // A dataset opened by URL is named by its URL, not by the local copy of its index.

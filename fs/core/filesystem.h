@@ -45,12 +45,12 @@
 
 #include "base/status.h"
 #include "fs/core/filesystem_options.h"
-#include "fs/core/fs_types.h"
 #include "fs/format/dataset.h"
 #include "fs/memory/memory_governor.h"
+#include "fs/metrics/metrics.h"
+#include "fs/names/fs_types.h"
 #include "fs/origin/origin.h"
 #include "fs/read/view_files.h"
-#include "fs/stats/metrics.h"
 #include "fs/stats/stats.h"
 
 namespace mmfs::cache {
@@ -152,7 +152,8 @@ class Filesystem {
   void BeginHint();
   void AddHintLines(const std::vector<std::string>& lines);
   void EndHint();
-  // The control protocol (control_protocol.h), lines written to .mmfs/control by mmfs warmup.
+  // The control protocol (fs/names/control_protocol.h), lines written to .mmfs/control by mmfs
+  // warmup.
   void HandleControlLines(const std::vector<std::string>& lines);
   // Targets of `.mmfs/hint`, `.mmfs/control` (empty: none) and of `.mmfs` as a symlink to the
   // control directory's direct name on the FUSE mount (empty: `.mmfs` is the directory).

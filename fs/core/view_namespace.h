@@ -33,9 +33,9 @@
 
 #include "base/status.h"
 #include "cache/tier.h"
-#include "fs/core/fs_types.h"
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
+#include "fs/names/fs_types.h"
 #include "fs/read/view_files.h"
 #include "fs/stats/stats.h"
 

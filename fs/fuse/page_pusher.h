@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "fs/core/fs_types.h"
+#include "fs/names/fs_types.h"
 
 namespace mmfs::fs {
 

@@ -1,7 +1,5 @@
 #include "fs/memory/memory_governor.h"
 
-#include "fs/stats/stats_format.h"
-
 #include <algorithm>
 
 namespace mmfs::fs {
@@ -155,10 +153,6 @@ Pressure MemoryGovernor::AssessWithin(const MemorySample& prev, const MemorySamp
 GovernorCounters MemoryGovernor::Counters() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counters_;
-}
-
-nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governor) {
-  return MemoryJson(MemoryStatsOf(rss_bytes, governor));
 }
 
 }  // namespace mmfs::fs

@@ -39,7 +39,6 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <thread>
 
@@ -116,9 +115,5 @@ class MemoryGovernor {
   GovernorCounters counters_;     // guarded by mu_
   std::thread thread_;
 };
-
-// The "memory" section of the stats document: the daemon's RSS and, with a governor, the budget
-// it settled on and why, and the pressure and targets now.
-nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governor);
 
 }  // namespace mmfs::fs

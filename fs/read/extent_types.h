@@ -1,6 +1,6 @@
-// The options of extent reads on demand misses (the plan: fs/read/extent_plan.h; its state and
-// the neighbours: extent_reader.h), `-o extents=`, and their counters, one typed value of the
-// stats snapshot (stats.h). Kept apart from the reader so that the options and the snapshot need
+// The options of extent reads on demand misses (the plan: fs/read/extent_plan.h; its state and the
+// neighbours: extent_reader.h), `-o extents=`, and their counters, one typed value of the stats
+// snapshot (fs/stats/stats.h). Kept apart from the reader so that the options and the snapshot need
 // not include it.
 //
 // Thread-safety: a plain value.

@@ -44,11 +44,11 @@
 #include "cache/refetch_tracker.h"
 #include "cache/tier.h"
 #include "fs/format/dataset.h"
+#include "fs/metrics/metrics.h"
 #include "fs/origin/origin.h"
 #include "fs/read/origin_cost_model.h"
 #include "fs/read/ranged_reader.h"
-#include "fs/stats/metrics.h"
-#include "fs/stats/stats.h"
+#include "fs/read/read_stats.h"
 
 namespace mmfs::fs {
 

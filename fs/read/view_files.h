@@ -32,7 +32,7 @@
 #include "fs/format/dataset.h"
 #include "fs/format/view_set.h"
 #include "fs/read/origin_reader.h"
-#include "fs/stats/stats.h"
+#include "fs/read/read_stats.h"
 
 namespace mmfs::fs {
 

@@ -45,7 +45,7 @@
 #include "fs/format/dataset.h"
 #include "fs/read/miss_loader.h"
 #include "fs/read/view_files.h"
-#include "fs/stats/stats.h"
+#include "fs/readahead/readahead_stats.h"
 
 namespace mmfs::fs {
 

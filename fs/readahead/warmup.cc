@@ -7,8 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "fs/control/control_protocol.h"
-#include "fs/core/paths.h"
+#include "fs/names/control_protocol.h"
+#include "fs/names/paths.h"
 
 namespace mmfs::fs {
 

@@ -1,5 +1,6 @@
 // Warmup: the daemon's side of `mmfs warmup`. Handles the control protocol's lines
-// (control_protocol.h): loads files into the RAM or SSD tier, evicts them, acknowledges syncs.
+// (fs/names/control_protocol.h; paths resolved by fs/names/paths.h): loads files into the RAM or
+// SSD tier, evicts them, acknowledges syncs.
 //
 // Loading runs on the warm-up thread, in batches of neighbours (index order is pack order), so
 // warm-up reads the origin in large sequential reads (the miss loader's LoadWarm, counted as
@@ -30,7 +31,7 @@
 #include "cache/tier_stack.h"
 #include "fs/format/dataset.h"
 #include "fs/read/miss_loader.h"
-#include "fs/stats/stats.h"
+#include "fs/readahead/readahead_stats.h"
 
 namespace mmfs::fs {
 

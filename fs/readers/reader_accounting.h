@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "fs/readers/proc_reader.h"
-#include "fs/stats/stats.h"
+#include "fs/readers/reader_stats.h"
 
 namespace mmfs::fs {
 

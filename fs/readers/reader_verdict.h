@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/stats/stats.h"
+#include "fs/readers/reader_stats.h"
 
 namespace mmfs::fs {
 

@@ -1,6 +1,6 @@
-// The "readers" section of `.mmfs/stats` (stats.h ReadersStats), written and read back: the
-// daemon renders it (stats_format.cc), `mmfs stats` parses it into the typed value again.
-// Derived numbers (shares, the page-cache estimate) are written for scripts and ignored when
+// The "readers" section of `.mmfs/stats` (ReadersStats, fs/readers/reader_stats.h), written and
+// read back: the daemon renders it (stats_format.cc), `mmfs stats` parses it into the typed value
+// again. Derived numbers (shares, the page-cache estimate) are written for scripts and ignored when
 // read: they follow from the typed fields.
 //
 // Thread-safety: pure functions.

@@ -107,6 +107,10 @@ nlohmann::json MemoryJson(const MemoryStats& m) {
   return j;
 }
 
+nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governor) {
+  return MemoryJson(MemoryStatsOf(rss_bytes, governor));
+}
+
 nlohmann::json StatsToJson(const StatsSnapshot& s) {
   using nlohmann::json;
   json requests = json::object();

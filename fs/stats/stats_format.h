@@ -19,5 +19,8 @@ std::string StatsJsonText(const StatsSnapshot& s);
 nlohmann::json MemoryJson(const MemoryStats& m);
 // What a governor (may be null) and the RSS report.
 MemoryStats MemoryStatsOf(uint64_t rss_bytes, const MemoryGovernor* governor);
+// The "memory" section of the stats document: the daemon's RSS and, with a governor, the budget
+// it settled on and why, and the pressure and targets now (MemoryJson of MemoryStatsOf).
+nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governor);
 
 }  // namespace mmfs::fs

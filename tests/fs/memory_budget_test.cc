@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fs/memory/memory_governor.h"
+#include "fs/stats/stats_format.h"
 #include "tests/test_util.h"
 
 namespace mmfs {

@@ -19,7 +19,7 @@
 #include "base/file_util.h"
 #include "base/json_text.h"
 #include "base/units.h"
-#include "fs/core/fs_types.h"
+#include "fs/names/fs_types.h"
 #include "fs/stats/stats_format.h"
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/readers_view.h"

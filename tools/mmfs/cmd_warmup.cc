@@ -2,7 +2,7 @@
 // or drop files from the caches (--evict).
 //
 // The daemon does the work: this command writes lines of the control protocol
-// (fs/control/control_protocol.h: "warm ssd PATH", "evict PATH", then "sync TOKEN") to
+// (fs/names/control_protocol.h: "warm ssd PATH", "evict PATH", then "sync TOKEN") to
 // MNT/.mmfs/control and follows the daemon's counters in MNT/.mmfs/stats (stats_client.h) for
 // progress, so the loading is in pack order with large sequential origin reads, straight into
 // the chosen tier, and works while training reads the mount. Residency comes from the
@@ -24,7 +24,7 @@
 #include "base/file_util.h"
 #include "base/json_text.h"
 #include "base/units.h"
-#include "fs/control/control_protocol.h"
+#include "fs/names/control_protocol.h"
 #include "tools/mmfs/commands.h"
 #include "tools/mmfs/stats_client.h"
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "base/units.h"
-#include "fs/core/fs_types.h"
+#include "fs/names/fs_types.h"
 #include "fs/readers/reader_verdict.h"
 
 namespace mmfs::cli {

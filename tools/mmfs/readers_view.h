@@ -1,6 +1,6 @@
 // The "Readers" section of `mmfs stats` and the stall column of `mmfs stats --watch`, from the
-// typed snapshot (fs/stats/stats.h ReadersStats): who reads the mount, how much of their time
-// they wait on mmfs and spend on a CPU, the verdict and its advice.
+// typed snapshot (fs/stats/stats.h; ReadersStats, fs/readers/reader_stats.h): who reads the mount,
+// how much of their time they wait on mmfs and spend on a CPU, the verdict and its advice.
 //
 // Thread-safety: pure functions.
 #pragma once

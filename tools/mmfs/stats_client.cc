@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_util.h"
-#include "fs/core/fs_types.h"
+#include "fs/names/fs_types.h"
 #include "fs/stats/stats_parse.h"
 
 namespace mmfs::cli {

@@ -1,4 +1,4 @@
-#include "fs/read/file_reader.h"
+#include "fs/core/file_reader.h"
 
 #include <malloc.h>
 

@@ -1,6 +1,8 @@
-// Paths given to the daemon by its control channels (the hint, mmfs warmup) resolved to index
-// entries.
+// Paths given to the daemon by its control channels (mmfs warmup's lines, Warmup in
+// fs/readahead/warmup.h) resolved to index entries of the original tree. (The hint's paths, which
+// may name files of a view, go through ViewFiles::ResolvePath, fs/read/view_files.h.)
 //
+// In fs/names, below the rooms that take paths. Owns nothing: borrows the dataset per call.
 // Thread-safety: pure functions over a dataset, which is read-only.
 #pragma once
 

@@ -16,6 +16,10 @@
 // then drops the file's pages from the page cache, so the bytes are held once. A READ the SSD
 // tier served tells the extent reader, whose neighbour written there is then used.
 //
+// In fs/core, above the rooms it composes: the read path of fs/read with the Prefetcher
+// (fs/readahead: lent to the miss loader as its MemberBuffer, and its buffer's budget set with the
+// others in SetMemoryTargets), and the tier stack's part of the StatsSnapshot (fs/stats).
+//
 // Ownership: borrows the tier stack, the origin reader, the prefetcher, the extent reader and
 // the miss loader, which must outlive it.
 // Thread-safety: all methods are thread-safe. history_mu_ is a leaf lock.
@@ -32,8 +36,8 @@
 
 #include "cache/tier_stack.h"
 #include "cache/what_if.h"
-#include "fs/core/fs_types.h"
 #include "fs/memory/memory_governor.h"
+#include "fs/names/fs_types.h"
 #include "fs/read/extent_reader.h"
 #include "fs/read/miss_loader.h"
 #include "fs/read/origin_reader.h"

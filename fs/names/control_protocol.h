@@ -10,6 +10,8 @@
 // Lines end with '\n' ('\r\n' is accepted). Progress comes back only through the warmup section
 // of .mmfs/stats (requested, done, skipped, rejected, errors, bytes, evicted, last_sync).
 //
+// In fs/names, with the control files' names (fs_types.h), below fs/readahead, whose Warmup parses
+// the lines; fs/control only carries them (line_pipe.h). Owns nothing.
 // Thread-safety: pure functions.
 #pragma once
 

@@ -1,10 +1,6 @@
-#include "fs/stats/metrics.h"
-
-#include <sys/resource.h>
+#include "fs/metrics/metrics.h"
 
 #include <bit>
-
-#include "fs/stats/stats.h"
 
 namespace mmfs::fs {
 
@@ -64,39 +60,15 @@ void Metrics::SetTransport(bool ring, std::string why) {
   why_ = std::move(why);
 }
 
-void Metrics::Report(StatsSnapshot* out) const {
-  out->uptime_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  struct rusage ru {};
-  if (::getrusage(RUSAGE_SELF, &ru) == 0) {
-    auto seconds = [](const timeval& tv) {
-      return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-    };
-    out->cpu = {seconds(ru.ru_utime), seconds(ru.ru_stime)};
-  }
-  for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
-    const OpStats& o = op(static_cast<Op>(i));
-    out->requests.push_back({std::string(OpName(static_cast<Op>(i))), o.count(), o.errors(),
-                             o.PercentileMicros(0.5), o.PercentileMicros(0.99)});
-  }
-  out->bytes_served = bytes_served.load(std::memory_order_relaxed);
+TransportStats Metrics::Transport() const {
+  TransportStats t;
   {
     std::lock_guard<std::mutex> lock(transport_mu_);
-    out->transport.name = ring_ ? "io_uring" : "classic";
-    out->transport.why = why_;
+    t.name = ring_ ? "io_uring" : "classic";
+    t.why = why_;
   }
-  out->transport.ring_requests = ring_requests.load(std::memory_order_relaxed);
-  out->checksum_errors = checksum_failures.load(std::memory_order_relaxed);
-  out->io_errors = io_errors.load(std::memory_order_relaxed);
-  out->listed_entries = listed_entries.load(std::memory_order_relaxed);
-  out->largest_readdir_request = largest_readdir_request.load(std::memory_order_relaxed);
-  out->memory.page_cache_drops = page_cache_drops.load(std::memory_order_relaxed);
-  out->memory.page_cache_drops_skipped = page_cache_drops_skipped.load(std::memory_order_relaxed);
-  PushStats& pushed = out->readahead.pushed;
-  pushed.queue_full = push_queue_full.load(std::memory_order_relaxed);
-  pushed.waited = push_waited.load(std::memory_order_relaxed);
-  pushed.wait_skipped = push_wait_skipped.load(std::memory_order_relaxed);
-  pushed.wait_expired = push_wait_expired.load(std::memory_order_relaxed);
+  t.ring_requests = ring_requests.load(std::memory_order_relaxed);
+  return t;
 }
 
 }  // namespace mmfs::fs

@@ -1,6 +1,10 @@
 // Values the filesystem core hands to its front-end (fs/fuse) and its rooms share: attributes,
 // read results, the inode and control-file names.
 //
+// In fs/names, low in the core's layers (docs/architecture.md), so that the rooms, fs/control,
+// fs/core, fs/fuse and the tools read one definition and none of them includes another for it.
+// Owns nothing: a ReadData's bytes are kept alive by its `owner`.
+//
 // Thread-safety: plain values.
 #pragma once
 

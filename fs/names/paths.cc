@@ -1,4 +1,4 @@
-#include "fs/core/paths.h"
+#include "fs/names/paths.h"
 
 #include <algorithm>
 

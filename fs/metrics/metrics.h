@@ -1,8 +1,13 @@
 // Request counters and latency histograms of the filesystem core, the numbers `mmfs stats` shows.
 //
+// The lowest layer of the core (fs/metrics): the rooms that count (the origin reader, the
+// Filesystem, the FUSE layer) bump these counters and include nothing above them. Their part of
+// the stats snapshot is read out above, in fs/stats (ReportMetrics, fs/stats/metrics_report.h).
+//
 // Counting is a few relaxed atomic increments per request; percentiles come from power-of-two
 // microsecond buckets (the reported p50/p99 is the upper edge of the bucket, within 2x).
 //
+// Ownership: the Filesystem owns its Metrics; OpTimer borrows one for a request's lifetime.
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
@@ -17,7 +22,13 @@
 
 namespace mmfs::fs {
 
-struct StatsSnapshot;
+// How requests reach the daemon (fs/fuse/transport.h), chosen at mount. ring_requests counts
+// the requests that came over io_uring, so a ring chosen but not started shows 0.
+struct TransportStats {
+  std::string name = "classic";  // "io_uring" or "classic" (/dev/fuse)
+  std::string why;               // the mount's reason, one line
+  uint64_t ring_requests = 0;
+};
 
 enum class Op : int {
   kLookup,
@@ -80,11 +91,10 @@ class Metrics {
 
   // A READDIR(PLUS) reply of `entries` entries to a request for `request_bytes`.
   void NoteListing(size_t request_bytes, uint64_t entries);
-  // These counters' part of a snapshot: uptime, requests, bytes served, errors, listing,
-  // hold-once drops (out->memory's) and the pushers' queue (out->readahead.pushed's).
-  void Report(StatsSnapshot* out) const;
   // The transport the mount chose and why (TransportStats), set once before requests come.
   void SetTransport(bool ring, std::string why);
+  // That choice, and the requests that came over io_uring.
+  TransportStats Transport() const;
 
  private:
   std::array<OpStats, static_cast<int>(Op::kCount)> ops_;

@@ -1,4 +1,4 @@
-#include "fs/control/control_protocol.h"
+#include "fs/names/control_protocol.h"
 
 namespace mmfs::fs {
 
