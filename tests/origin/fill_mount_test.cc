@@ -242,18 +242,19 @@ TEST_F(SharedFillMountTest, ThreeHostsFetchEachByteOnceAndALostServerCostsNoFile
 // read fails on any host, every fill finishes, and what the dead server held or was to hold
 // comes from the store.
 TEST_F(SharedFillMountTest, AServerKilledMidFillWhileEveryHostReadsFailsNoRead) {
-  // Every shard request slowed to a tenth of a second (a proxy in front of nginx), so that the
+  // Every shard request slowed to a fifth of a second (a proxy in front of nginx), so that the
   // fill is still under way when the server dies.
   testing::FaultProxy proxy(server->url());
   ASSERT_TRUE(proxy.Start()) << proxy.Log();
-  ASSERT_TRUE(proxy.Fault("slow", -1, "shard-", 0.1));
+  ASSERT_TRUE(proxy.Fault("slow", -1, "shard-", 0.2));
   url = proxy.url() + "/ds.mmfs";
   std::unique_ptr<testing::ForegroundMount> hosts[3];
   for (int h = 0; h < 3; ++h) {
-    hosts[h] = MountHost(h, cache.path() + "/host" + std::to_string(h), "32K");
+    hosts[h] = MountHost(h, cache.path() + "/host" + std::to_string(h), "64K");
     ASSERT_TRUE(hosts[h]->mounted()) << "host " << h;
   }
-  ASSERT_TRUE(testing::WaitFor([&] { return FillOf(0)["fetched_bytes"].get<uint64_t>() > 0; }, 30))
+  ASSERT_TRUE(testing::WaitFor([&] { return FillOf(0)["fetched"].value("bytes", uint64_t{0}) > 0; },
+                               30))
       << FillOf(0).dump();
   std::string diffs[3];
   std::vector<std::thread> readers;
@@ -267,9 +268,11 @@ TEST_F(SharedFillMountTest, AServerKilledMidFillWhileEveryHostReadsFailsNoRead) 
     ASSERT_TRUE(testing::WaitFor([&] { return DoneOn(h); }, 90)) << FillOf(h).dump();
     EXPECT_EQ(FillOf(h)["failed_files"].get<uint64_t>(), 0u) << FillOf(h).dump();
   }
-  // The lost share once more from the store, at most: about the dataset twice in all.
+  // Each host here reads every file at once, faster than the slowed fill brings them: a file
+  // not yet filled is a demand miss, read from the store by that host. So at most the dataset
+  // once per host, and the dead server's share once more.
   const uint64_t sent = ShardBytesSent();
-  EXPECT_LE(static_cast<double>(sent), 2.1 * static_cast<double>(shard_bytes) + (256 << 10))
+  EXPECT_LE(static_cast<double>(sent), 4.1 * static_cast<double>(shard_bytes) + (256 << 10))
       << sent << " bytes for shards of " << shard_bytes;
   for (auto& h : hosts) EXPECT_EQ(h->StopWith(SIGTERM), 0);
 }
