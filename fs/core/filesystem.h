@@ -27,6 +27,10 @@
 // sample's shard read, checked against its xxh3 before anything is served. Each byte of a file
 // is read from the origin about once per pass.
 //
+// Its code is in four files: filesystem.cc (dispatch and namespace), filesystem_rooms.cc (the
+// composition root: the rooms built and stopped), filesystem_read.cc (READs and pushes) and
+// filesystem_stats.cc (the snapshot gathered from the rooms).
+//
 // Ownership: owns the dataset, the origin (its shards, fs/origin/origin.h) and every room. Rooms
 // are destroyed in reverse order of construction: warm-up and the prefetch workers stop before
 // what they use goes.
