@@ -1,5 +1,8 @@
 #include "fs/origin/s3_origin.h"
 
+#include <chrono>
+#include <cstdlib>
+
 #include "fs/origin/curl_transport.h"
 #include "fs/origin/url.h"
 
@@ -58,6 +61,21 @@ Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
   CurlOptions curl;
   MMFS_ASSIGN_OR_RETURN(curl.ca_pem, CaFor(url, options.ca_file));
   return std::make_unique<HttpOrigin>(url, std::make_unique<CurlTransport>(curl), options.retry);
+}
+
+Result<std::unique_ptr<HttpOrigin>> OpenUrlOrigin(const std::string& url, RemoteOptions options) {
+  if (const char* ms = std::getenv("MMFS_TEST_REMOTE_RETRY_MS"); ms != nullptr) {
+    options.retry.total = std::chrono::milliseconds(std::strtoull(ms, nullptr, 10));
+  }
+  if (IsS3Url(url)) {
+    MMFS_ASSIGN_OR_RETURN(AwsSettings aws, LoadAwsSettings(AwsSources::System()));
+    return NewS3Origin(url, aws, options);
+  }
+  if (!options.endpoint.empty()) {
+    return Status::InvalidArgument("--endpoint is for s3:// URLs; " + RedactUrl(url) +
+                                   " names its server");
+  }
+  return NewHttpOrigin(url, options);
 }
 
 }  // namespace mmfs::origin

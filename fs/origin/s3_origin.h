@@ -7,7 +7,8 @@
 // for the bucket the URL names.
 //
 // Ownership: the caller owns the origin returned.
-// Thread-safety: NewS3Origin is a pure function of its arguments; the origin is as HttpOrigin.
+// Thread-safety: NewS3Origin is a pure function of its arguments (OpenUrlOrigin reads the
+// environment and the AWS files too); the origin is as HttpOrigin.
 #pragma once
 
 #include <memory>
@@ -37,5 +38,13 @@ Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const Aw
 // The origin for an http:// or https:// URL of a dataset's directory.
 Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
                                                   const RemoteOptions& options);
+
+// The origin for a dataset's URL, whatever its scheme: NewS3Origin with the AWS settings of this
+// process (environment, then profile files) for s3://, NewHttpOrigin for http(s)://. Every user
+// of a URL (mount, info, verify) opens it here, so that credentials, endpoint, TLS and retries
+// follow one set of rules. `options.endpoint` for an http(s):// URL is refused, naming it: the
+// URL names its server. MMFS_TEST_REMOTE_RETRY_MS, when set, is each request's retry budget in
+// milliseconds (tests only: a server that is down is then EIO within seconds).
+Result<std::unique_ptr<HttpOrigin>> OpenUrlOrigin(const std::string& url, RemoteOptions options);
 
 }  // namespace mmfs::origin

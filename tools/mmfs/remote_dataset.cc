@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <chrono>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -20,7 +19,6 @@
 #include "fs/format/manifest.h"
 #include "fs/format/view_manifest.h"
 #include "fs/format/view_set.h"
-#include "fs/origin/aws_config.h"
 #include "fs/origin/s3_origin.h"
 #include "fs/origin/url.h"
 
@@ -39,29 +37,6 @@ std::string Hex64(uint64_t v) {
 // A file name the manifest gives for a file next to it: one plain path component.
 bool PlainName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
-}
-
-Result<std::unique_ptr<origin::HttpOrigin>> NewOrigin(const std::string& url,
-                                                      const RemoteFlags& flags) {
-  origin::RemoteOptions options;
-  options.endpoint = flags.endpoint;
-  options.ca_file = flags.ca_file;
-  // A test hook: each request's retry budget (RetryPolicy::total), in milliseconds, so that
-  // tests see a persistent failure or a server that is down as EIO within seconds
-  // (tests/origin/remote_mount_test.cc). Not an option: nobody else wants it.
-  if (const char* ms = std::getenv("MMFS_TEST_REMOTE_RETRY_MS"); ms != nullptr) {
-    options.retry.total = std::chrono::milliseconds(std::strtoull(ms, nullptr, 10));
-  }
-  if (origin::IsS3Url(url)) {
-    MMFS_ASSIGN_OR_RETURN(origin::AwsSettings aws,
-                          origin::LoadAwsSettings(origin::AwsSources::System()));
-    return origin::NewS3Origin(url, aws, options);
-  }
-  if (!flags.endpoint.empty()) {
-    return Status::InvalidArgument("--endpoint is for s3:// URLs; " + origin::RedactUrl(url) +
-                                   " names its server");
-  }
-  return origin::NewHttpOrigin(url, options);
 }
 
 // What a manifest says of its index: the file next to it, its size and checksum.
@@ -160,7 +135,11 @@ Result<OpenedDataset> OpenDatasetAt(const std::string& given, const RemoteFlags&
     out.origin = std::move(local.origin);
     return out;
   }
-  MMFS_ASSIGN_OR_RETURN(std::unique_ptr<origin::HttpOrigin> remote, NewOrigin(where, flags));
+  origin::RemoteOptions options;
+  options.endpoint = flags.endpoint;
+  options.ca_file = flags.ca_file;
+  MMFS_ASSIGN_OR_RETURN(std::unique_ptr<origin::HttpOrigin> remote,
+                        origin::OpenUrlOrigin(where, std::move(options)));
   const std::string& base = remote->base_url();
 
   // The local copy's directory: CACHE/remote/<XXH3 of the base URL>.

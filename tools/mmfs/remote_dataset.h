@@ -8,8 +8,8 @@
 // still matches the freshly fetched manifest is not fetched again. The same for the views asked
 // for (RemoteFlags::views): views/N/manifest.json and its index into the copy's views/N/; a view
 // copied earlier but not asked for now loses its manifest (it may be stale). format::Dataset
-// then opens the local copy, and the remote origin (an HttpOrigin; signed for S3 by
-// NewS3Origin) serves the shards, checked as they are added (size, magic, ETag pinned).
+// then opens the local copy, and the remote origin (origin::OpenUrlOrigin: an HttpOrigin, signed
+// for S3) serves the shards, checked as they are added (size, magic, ETag pinned).
 //
 // Ownership: the caller owns what is returned.
 // Thread-safety: a reentrant function. Two processes opening one URL's copy at once (a mount
