@@ -53,6 +53,7 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chun
   own_.assign(chunks_.size(), false);
   mine_.assign(chunks_.size(), false);
   counted_.assign(chunks_.size(), false);
+  rechecked_.assign(chunks_.size(), false);
   waited_since_.assign(chunks_.size(), ShareClock::time_point());
   stats_.chunks = chunks_.size();
   stats_.own_chunks = 0;
@@ -196,22 +197,41 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
   if (held_claim) return true;  // this host's claim on a done chunk: the rest from the store
   // Files are missing: done (then lost), taken over (a lapsed claim), or waited out: the store.
   bool fetch = cluster_.HasMark(DoneName(chunk)).value_or(true);
-  bool taken = false;
-  if (!fetch) {
+  bool taken = false, done_meanwhile = false;
+  if (fetch) {
+    // Done, with files missing: its holder may have marked it done after this host's read of
+    // the cluster. Read the cluster once more before the store.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!rechecked_[chunk]) {
+      rechecked_[chunk] = true;
+      fetch = false;
+      done_meanwhile = true;
+    }
+  } else {
     const auto claim = cluster_.AddMark(ClaimName(chunk), options_.claim_ttl);
     taken = claim == cache::ClusterTier::MarkResult::kAdded;
     fetch = claim != cache::ClusterTier::MarkResult::kExists;
+    // Its holder may have marked it done and let the claim go between the look at the done
+    // mark and this claim: then the cluster has it now, and the store is not asked again.
+    if (taken && cluster_.HasMark(DoneName(chunk)).value_or(false)) {
+      cluster_.DeleteMark(ClaimName(chunk));
+      taken = fetch = false;
+      done_meanwhile = true;
+    }
   }
-  const bool waited_out = !fetch && ShareClock::now() - since >= options_.peer_wait;
+  const bool waited_out =
+      !fetch && !done_meanwhile && ShareClock::now() - since >= options_.peer_wait;
   std::lock_guard<std::mutex> lock(mu_);
   if (fetch || waited_out) {
     mine_[chunk] = taken;
     if (taken || waited_out) ++stats_.waited_out_chunks;
     return true;
   }
-  // Still being fetched by its holder: look again later, keeping the due order.
+  // Still being fetched by its holder: look again later, keeping the due order (at once when
+  // it was done meanwhile).
   --outstanding_;
-  const ShareClock::time_point next = ShareClock::now() + options_.peer_retry;
+  const ShareClock::time_point next =
+      ShareClock::now() + (done_meanwhile ? ShareClock::duration::zero() : options_.peer_retry);
   auto at = std::find_if(waiting_.begin(), waiting_.end(),
                          [&](const Waiting& w) { return w.next > next; });
   waiting_.insert(at, Waiting{chunk, next});

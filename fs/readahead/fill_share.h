@@ -100,6 +100,9 @@ class FillShare {
   std::deque<Waiting> waiting_;                     // held by others; guarded by mu_
   std::vector<bool> mine_;      // this host holds the claim; guarded by mu_
   std::vector<bool> counted_;   // its held files counted as present; guarded by mu_
+  // Found done with files missing once already: the cluster was read again before the store
+  // (the holder may have finished between the read and the look at its mark); guarded by mu_.
+  std::vector<bool> rechecked_;
   // When each chunk first waited for another host; guarded by mu_.
   std::vector<std::chrono::steady_clock::time_point> waited_since_;
   unsigned outstanding_ = 0;    // tasks and claims under way; guarded by mu_
