@@ -3,7 +3,7 @@
 // keys spelled again at every use.
 //
 // StatsToJson(StatsFromJson(StatsToJson(s))) == StatsToJson(s): every field the document carries
-// comes back (tests/fs/stats_parse_test.cc). Numbers the document derives (origin.reads, the
+// comes back (tests/fs/stats/stats_parse_test.cc). Numbers the document derives (origin.reads, the
 // budget's explanation, the readers' shares) are recomputed from the fields, not read. A key a
 // daemon older than this mmfs does not write reads as its default; a key of the wrong kind is
 // Corruption naming it.

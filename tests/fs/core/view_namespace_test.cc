@@ -13,7 +13,7 @@
 
 #include "fs/core/filesystem.h"
 #include "fs/format/view_set.h"
-#include "tests/fs/filesystem_helper.h"
+#include "tests/fs/core/filesystem_helper.h"
 #include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fs/origin/origin.h"
-#include "tests/fs/filesystem_fixture.h"
+#include "tests/fs/core/filesystem_fixture.h"
 
 namespace mmfs::fs {
 namespace {

@@ -1,6 +1,6 @@
 #include "fs/core/filesystem.h"
 
-#include "tests/fs/filesystem_fixture.h"
+#include "tests/fs/core/filesystem_fixture.h"
 
 namespace mmfs::fs {
 namespace {

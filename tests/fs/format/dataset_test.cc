@@ -234,8 +234,8 @@ TEST_F(DatasetTest, ForeignDirectoryIsAClearError) {
 }
 
 // The index alone is the dataset; its shards are checked when they are added to an origin
-// (local_file_origin_test.cc): a damaged shard does not stop the index from opening, and
-// OpenLocalDataset, which the tools and the mount use, refuses it.
+// (tests/fs/origin/local_file_origin_test.cc): a damaged shard does not stop the index from
+// opening, and OpenLocalDataset, which the tools and the mount use, refuses it.
 TEST_F(DatasetTest, DamagedShardIsRefusedWhereTheShardsOpen) {
   std::string shard = dst() + "/shard-00000.mdb";
   ASSERT_EQ(::truncate(shard.c_str(), 4096), 0);

@@ -2,7 +2,7 @@
 // over the fixture's dataset.
 #include "fs/core/filesystem.h"
 
-#include "tests/fs/filesystem_fixture.h"
+#include "tests/fs/core/filesystem_fixture.h"
 
 namespace mmfs::fs {
 namespace {

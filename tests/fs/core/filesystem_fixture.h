@@ -22,7 +22,7 @@
 #include "cache/ram_tier.h"
 #include "cache/ssd_tier.h"
 #include "fs/format/format.h"
-#include "tests/fs/filesystem_helper.h"
+#include "tests/fs/core/filesystem_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 
@@ -43,7 +43,8 @@ inline const cache::TierCounters* TierOf(const StatsSnapshot& s, const std::stri
 }
 
 // Options that read sample-sized on every miss: tests that count origin reads per file, or
-// need a file the daemon never read, turn extent reads off (they have extent_reader_test.cc).
+// need a file the daemon never read, turn extent reads off (they have
+// tests/fs/read/extent_reader_test.cc).
 inline FilesystemOptions SampleReads() {
   FilesystemOptions o;
   o.extents.mode = ExtentMode::kOff;

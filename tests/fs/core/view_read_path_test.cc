@@ -15,7 +15,7 @@
 #include "fs/format/view_set.h"
 #include "fs/stats/stats_format.h"
 #include "fs/stats/stats_prometheus.h"
-#include "tests/fs/filesystem_helper.h"
+#include "tests/fs/core/filesystem_helper.h"
 #include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
