@@ -121,7 +121,7 @@ class FillTimeline:
     """Each host's fill, sampled every half second while an epoch runs: how many requests it
     kept in flight against its target, and its rate (why an epoch took what it took)."""
 
-    FIELDS = ("state", "in_flight", "in_flight_target", "bytes_per_second", "fetched_bytes")
+    FIELDS = ("state", "in_flight", "in_flight_target", "bytes_per_second")
 
     def __init__(self, hosts):
         self.hosts, self.samples, self.stop = hosts, [], threading.Event()
@@ -133,7 +133,9 @@ class FillTimeline:
             row = {"t": round(time.monotonic() - t0, 2), "hosts": []}
             for host in self.hosts:
                 f = host.fill()
-                row["hosts"].append({k: f.get(k) for k in self.FIELDS})
+                sample = {k: f.get(k) for k in self.FIELDS}
+                sample["fetched_bytes"] = (f.get("fetched") or {}).get("bytes")
+                row["hosts"].append(sample)
             self.samples.append(row)
 
     def __enter__(self):
