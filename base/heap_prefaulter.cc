@@ -50,8 +50,8 @@ void HeapPrefaulter::Nudge() {
 
 HeapPrefaulter::Counters HeapPrefaulter::counters() const {
   Counters c;
+  c.rounds = rounds_.load(std::memory_order_acquire);
   c.populated_bytes = populated_bytes_.load(std::memory_order_relaxed);
-  c.rounds = rounds_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -73,10 +73,11 @@ void HeapPrefaulter::CatchUp() {
   const uintptr_t edge = edge_();
   const uintptr_t done = done_.load(std::memory_order_relaxed);
   if (edge == done) return;
-  rounds_.fetch_add(1, std::memory_order_relaxed);
   // A region that shrank (the allocator gave memory back) is followed down, so that growing
   // again populates from there.
   done_.store(edge < done ? edge : Populate(done, edge), std::memory_order_relaxed);
+  // Counted when the round ends (release: a reader that sees it sees the round's bytes).
+  rounds_.fetch_add(1, std::memory_order_release);
 }
 
 uintptr_t HeapPrefaulter::Populate(uintptr_t from, uintptr_t to) {

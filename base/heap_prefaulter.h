@@ -38,7 +38,7 @@ class HeapPrefaulter {
 
   struct Counters {
     uint64_t populated_bytes = 0;  // bytes the kernel populated at the thread's request
-    uint64_t rounds = 0;           // times it found the region grown or shrunk
+    uint64_t rounds = 0;           // rounds ended that found the region grown or shrunk
   };
 
   // Starts the thread. Memory below edge() now is left as it is: only later growth is
