@@ -192,7 +192,7 @@ bool Filler::MayStartLocked() const {
   if (FillClock::now() < resume_at_) return false;
   const uint64_t demand = demand_in_flight_ ? demand_in_flight_() : 0;
   const uint64_t places =
-      target_in_flight_ > demand ? target_in_flight_ - demand : uint64_t{1};  // demand first
+      climb_.target() > demand ? climb_.target() - demand : uint64_t{1};  // demand first
   if (in_flight_ >= places) return false;
   return in_flight_ == 0 || bytes_in_flight_ + options_.chunk_bytes <= options_.max_bytes_in_flight;
 }
@@ -202,32 +202,6 @@ unsigned Filler::MaxInFlight() const {
       1, std::min<uint64_t>(options_.max_in_flight,
                             options_.max_bytes_in_flight /
                                 std::max<uint64_t>(1, options_.chunk_bytes))));
-}
-
-void Filler::AdjustLocked(double rate, double offered) {
-  // The best rate fades, so that a lucky window does not hold the fill back for good, and a
-  // step back is followed by new probes upward.
-  best_rate_ *= 0.95;
-  // A window in which the store was offered well below the target (workers reading the
-  // cluster or waiting for other hosts, places given to demand misses) says nothing about
-  // whether the target suits the link: no step either way.
-  if (offered < 0.75 * static_cast<double>(target_in_flight_)) return;
-  if (rate > best_rate_ * 1.1) {
-    // Still rising: more in flight, while the link takes it.
-    best_rate_ = rate;
-    windows_below_ = 0;
-    target_in_flight_ =
-        std::min(MaxInFlight(), target_in_flight_ + std::max(1u, target_in_flight_ / 2));
-  } else if (rate < best_rate_ * 0.6) {
-    // Well below the best twice in a row: too many in flight for the store. One window alone
-    // is often a neighbour's burst on a shared link.
-    if (++windows_below_ >= 2 && target_in_flight_ > 1) {
-      --target_in_flight_;
-      windows_below_ = 0;
-    }
-  } else {
-    windows_below_ = 0;
-  }
 }
 
 void Filler::StoreRequestsLocked(int delta) {
@@ -263,7 +237,7 @@ void Filler::Control() {
                share_ ? " (the dataset, " + FormatBytes(dataset_bytes_) + ", does not fit its " +
                             FormatBytes(budget_) + ")"
                       : "");
-  target_in_flight_ = std::max(1u, std::min(options_.first_in_flight, MaxInFlight()));
+  climb_ = InFlightClimb(options_.first_in_flight, MaxInFlight());
   std::vector<std::thread> workers;
   for (unsigned i = 0; i < MaxInFlight(); ++i) {
     try {
@@ -302,7 +276,7 @@ void Filler::Control() {
       const double offered = (offered_seconds_ - last_offered) / seconds +
                              static_cast<double>(demand_in_flight_ ? demand_in_flight_() : 0);
       last_offered = offered_seconds_;
-      AdjustLocked(last_rate_, offered);
+      climb_.Window(last_rate_, offered);
       last_bytes = bytes;
       last_done = batches_done_;
       last = now;
@@ -563,7 +537,7 @@ FillStats Filler::Stats() const {
     s.present_bytes += s.hosts.present_bytes;
   }
   s.in_flight = in_flight_;
-  s.in_flight_target = target_in_flight_;
+  s.in_flight_target = climb_.target();
   s.bytes_per_second = last_rate_;
   const uint64_t covered = s.fetched_bytes + s.present_bytes;
   if (state_ == "filling" && last_rate_ > 0 && covered < s.target_bytes) {

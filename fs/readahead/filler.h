@@ -15,11 +15,9 @@
 // `trigger_files` distinct files (or half the dataset's files, if fewer) have been read (READs at
 // offset 0 of originals), or an order is written to the hint. `ls`, `stat`, `find` and reading a handful of files fetch nothing.
 //
-// How fast: a hill-climb on requests in flight. It starts with `first_in_flight`, measures the
-// link's throughput every `window`, and grows by half while it rises by a tenth or more; when
-// it falls well below the best seen two windows in a row it steps back by one. A window in
-// which the store was offered less than three quarters of the target (workers reading the
-// cluster or waiting for other hosts) is not judged: it says nothing about the link. The requests in flight hold at most
+// How fast: a hill-climb on requests in flight (in_flight_climb.h), from `first_in_flight`,
+// judged every `window` on the link's throughput and the requests the store was offered (store
+// requests integrated over time, plus demand misses). The requests in flight hold at most
 // `max_bytes_in_flight`. Demand misses go first: each READ being served on a miss thread takes
 // one of the fill's places (`demand_in_flight`).
 //
@@ -30,8 +28,7 @@
 // failing disk) pauses it. A file the tier did not keep is counted as not stored, not fetched.
 //
 // The link's throughput the hill-climb follows is every byte read from the origin (the readers'
-// misses included), over windows that saw a read end; the best rate seen fades (5% a window)
-// so that the fill probes upward again after a dip.
+// misses included), over windows that saw a read end.
 //
 // With a cluster tier the job's hosts share the fill: each reads from the store the chunks it
 // claims and writes them to the cluster; the rest it reads from the cluster (fill_share.h).
@@ -60,6 +57,7 @@
 #include "fs/read/origin_reader.h"
 #include "fs/readahead/fill_share.h"
 #include "fs/readahead/fill_types.h"
+#include "fs/readahead/in_flight_climb.h"
 
 namespace mmfs::fs {
 
@@ -110,9 +108,6 @@ class Filler {
   bool WaitForPlaceLocked(std::unique_lock<std::mutex>& lock);
   // Whether a worker may start a request now. REQUIRES: mu_.
   bool MayStartLocked() const;
-  // Hill-climb step on the last window's throughput, given how many requests the store was
-  // offered on average in it. REQUIRES: mu_.
-  void AdjustLocked(double bytes_per_second, double offered);
   // A fill request to the store starts (+1) or ends (-1): kept integrated over time, so that a
   // window knows how many requests the store was offered. REQUIRES: mu_.
   void StoreRequestsLocked(int delta);
@@ -147,10 +142,8 @@ class Filler {
   uint64_t target_files_ = 0, target_bytes_ = 0;  // guarded by mu_
   unsigned in_flight_ = 0;         // guarded by mu_
   uint64_t bytes_in_flight_ = 0;   // guarded by mu_
-  unsigned target_in_flight_ = 0;  // guarded by mu_
-  double best_rate_ = 0;           // guarded by mu_
+  InFlightClimb climb_{1, 1};      // set as the fill starts; guarded by mu_
   double last_rate_ = 0;           // guarded by mu_
-  int windows_below_ = 0;          // windows in a row well below the best; guarded by mu_
   // The fill's requests to the store now (in shared mode fewer than in_flight_: a worker may
   // be reading the cluster), and their sum over time in request-seconds; guarded by mu_.
   unsigned store_in_flight_ = 0;
