@@ -86,6 +86,8 @@ void Filesystem::MakeRooms() {
     filler_ = std::make_unique<Filler>(*dataset_, *origin_, *tiers_, options_.fill, [this] {
       return misses_ != nullptr ? misses_->Counters().running : 0;
     });
+    // Stopped after the miss threads (the destructor), so the loader never sees it gone.
+    loader_->SetPeerFetches(filler_->peer_fetches());
   }
   if (options_.reader_accounting) {
     ReaderAccountingOptions ro;

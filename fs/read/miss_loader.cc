@@ -3,7 +3,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -78,6 +80,7 @@ Result<cache::Blob> MissLoader::Load(const TreeFile& f, MemberBuffer& buffer) {
   cache::ClusterTier* cluster = tiers_.cluster();
   if (cluster != nullptr) {
     if (cache::Blob b = LookupSample(f, members, buffer)) return b;
+    if (cache::Blob b = WaitForPeer(f, members, buffer)) return b;
   }
   Result<cache::Blob> wanted =
       f.tree == 0 ? LoadOriginal(f, std::move(base), buffer) : LoadViewSample(f, members, buffer);
@@ -111,6 +114,30 @@ cache::Blob MissLoader::LookupSample(const TreeFile& f, const std::vector<TreeFi
   }
   if (wanted != nullptr && wanted->size() == f.size()) return wanted;
   return nullptr;
+}
+
+cache::Blob MissLoader::WaitForPeer(const TreeFile& f, const std::vector<TreeFile>& members,
+                                    MemberBuffer& buffer) {
+  PeerFetches* peers = peers_.load(std::memory_order_acquire);
+  if (peers == nullptr || f.tree != 0 || !peers->FetchingElsewhere(f.entry.index)) return nullptr;
+  // The holder writes each file to the cluster as its read lands, before the chunk is marked
+  // done: a short poll finds it within a request's time, without a second store read.
+  constexpr std::chrono::milliseconds kPoll{20};
+  peers->CountDemandWait(false);
+  const auto deadline = std::chrono::steady_clock::now() + peers->DemandWait();
+  cache::Blob b;
+  for (;;) {
+    std::this_thread::sleep_for(kPoll);
+    if ((b = LookupSample(f, members, buffer)) != nullptr) break;
+    if (!peers->FetchingElsewhere(f.entry.index)) {
+      // Done (or given up) between the look-up and the question: one more look-up.
+      b = LookupSample(f, members, buffer);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
+  if (b != nullptr) peers->CountDemandWait(true);
+  return b;
 }
 
 Result<cache::Blob> MissLoader::LoadOriginal(const TreeFile& f, std::vector<format::Entry> base,

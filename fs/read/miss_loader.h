@@ -9,7 +9,10 @@
 //  2. the sample's members (SampleMembers: k.jpg with k.txt, k.json, next to f in the index and
 //     back to back in its shard), as files of f's tree (ViewFiles::Members);
 //  3. with a cluster tier, the whole sample in one multi-get (one round trip, not one per file):
-//     f found there is served, the other members wait in the prefetch buffer;
+//     f found there is served, the other members wait in the prefetch buffer; an original that
+//     another host of the job is fetching into the cluster now (PeerFetches) is waited for
+//     there, the multi-get repeated every 20 ms, until it lands, its holder ends, or the
+//     demand wait passes;
 //  4. an original: the run of members around f the RAM tier lacks, in one read of its shard
 //     (OriginReader::LoadSample); from a slow origin the extent around them instead (the extent
 //     plan, extent_plan.h: steps 1 and 2 on the extent reader's state, the index walk, step 3),
@@ -32,6 +35,7 @@
 // calls locks only itself).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -42,6 +46,7 @@
 #include "fs/format/dataset.h"
 #include "fs/read/extent_reader.h"
 #include "fs/read/origin_reader.h"
+#include "fs/read/peer_fetches.h"
 #include "fs/read/view_files.h"
 
 namespace mmfs::fs {
@@ -77,6 +82,10 @@ class MissLoader {
   MissLoader(const format::Dataset& dataset, OriginReader& origin, ViewFiles& views,
              cache::TierStack& tiers, ExtentReader& extents, MissLoaderOptions options);
 
+  // The fill shared with the job's other hosts, once it exists (null: none); must outlive the
+  // loader's use of it (the Filesystem stops the miss threads before the fill).
+  void SetPeerFetches(PeerFetches* peers) { peers_.store(peers, std::memory_order_release); }
+
   // `e` and the other files of its sample that lie next to it in the index and back to back in
   // its shard (at most 32), if the others together are at most `max_other_bytes` (and the span
   // 16 MiB); else just `e`. Index order.
@@ -103,6 +112,10 @@ class MissLoader {
   // Step 3 of a miss: the sample from the cluster tier in one multi-get; f's bytes or null.
   cache::Blob LookupSample(const TreeFile& f, const std::vector<TreeFile>& members,
                            MemberBuffer& buffer);
+  // Step 3's wait: original `f`, which another host is fetching into the cluster, looked up
+  // there until it lands (its bytes), its holder ends or the demand wait passes (null).
+  cache::Blob WaitForPeer(const TreeFile& f, const std::vector<TreeFile>& members,
+                          MemberBuffer& buffer);
   // Step 4 for an original: `base` (SampleMembers) from its shard, or the extent around it.
   Result<cache::Blob> LoadOriginal(const TreeFile& f, std::vector<format::Entry> base,
                                    MemberBuffer& buffer);
@@ -125,6 +138,7 @@ class MissLoader {
   cache::TierStack& tiers_;
   ExtentReader& extents_;
   const MissLoaderOptions options_;
+  std::atomic<PeerFetches*> peers_{nullptr};
 };
 
 }  // namespace mmfs::fs

@@ -10,6 +10,8 @@ using ShareClock = std::chrono::steady_clock;
 // A done mark stays until evicted. memcached keeps an LRU per slab class, so a mark may outlive
 // its chunk's values (or go first): either only sends files to the store again.
 constexpr std::chrono::seconds kDoneTtl{0};
+uint64_t Index(uint64_t entry) { return entry; }
+uint64_t Index(const format::Entry& e) { return e.index; }
 }  // namespace
 
 FillShare::FillShare(cache::ClusterTier& cluster, FillShareOptions options)
@@ -236,6 +238,35 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
                          [&](const Waiting& w) { return w.next > next; });
   waiting_.insert(at, Waiting{chunk, next});
   return false;
+}
+
+bool FillShare::FetchingElsewhere(uint64_t entry) {
+  std::string claim, done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The chunks are in index order: the last whose first file is at or before `entry`.
+    auto after = std::upper_bound(
+        chunks_.begin(), chunks_.end(), entry,
+        [](uint64_t e, const std::vector<format::Entry>& chunk) { return e < chunk.front().index; });
+    if (after == chunks_.begin()) return false;
+    const size_t c = static_cast<size_t>(after - chunks_.begin()) - 1;
+    const std::vector<format::Entry>& files = chunks_[c];
+    if (entry > files.back().index || mine_[c]) return false;
+    if (!std::binary_search(files.begin(), files.end(), entry,
+                            [](const auto& a, const auto& b) { return Index(a) < Index(b); })) {
+      return false;  // between two of the chunk's files: one the fill does not fetch
+    }
+    claim = ClaimName(c);
+    done = DoneName(c);
+  }
+  // A claim without a done mark: its holder is reading it (a done chunk keeps its claim only
+  // for the moment between the two marks).
+  return cluster_.HasMark(claim).value_or(false) && !cluster_.HasMark(done).value_or(true);
+}
+
+void FillShare::CountDemandWait(bool served) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++(served ? stats_.demand_waits_served : stats_.demand_waits);
 }
 
 std::vector<std::string> FillShare::ClaimNames() const {

@@ -11,7 +11,9 @@
 // rather than race it. A chunk another host holds is read from the cluster once that host marked
 // it done; what is missing then (evicted, a server lost), or once the claim has lapsed (the host
 // is gone) or the chunk waited `peer_wait`, comes from the store. A server that does not answer
-// makes its chunks this host's own: the job may fetch a byte twice, never miss one.
+// makes its chunks this host's own: the job may fetch a byte twice, never miss one. A reader's
+// miss of a file in a chunk another host holds waits for the cluster too (PeerFetches, at most
+// `demand_wait`), so that readers faster than the fill do not read the store once per host.
 //
 // Ownership: borrows the cluster tier, which must outlive it. Thread-safety: all methods are
 // thread-safe; no lock is held over a request to the cluster.
@@ -27,6 +29,7 @@
 
 #include "cache/cluster_tier.h"
 #include "fs/format/dataset.h"
+#include "fs/read/peer_fetches.h"
 #include "fs/readahead/fill_types.h"
 
 namespace mmfs::fs {
@@ -36,10 +39,14 @@ struct FillShareOptions {
   std::chrono::seconds claim_ttl{30};
   std::chrono::milliseconds peer_wait{20000};   // a chunk another host holds, waited for at most
   std::chrono::milliseconds peer_retry{100};    // between looks at a chunk not done yet
+  // A demand miss of a file in a chunk another host holds, waited for at most (PeerFetches):
+  // a chunk is claimed as its read starts, so it lands within a request's time unless its
+  // holder is in trouble.
+  std::chrono::milliseconds demand_wait{3000};
 };
 
 
-class FillShare {
+class FillShare final : public PeerFetches {
  public:
   FillShare(cache::ClusterTier& cluster, FillShareOptions options);
 
@@ -74,6 +81,12 @@ class FillShare {
   // the chunk is done but lost them, or its claim lapsed and this host took it, or it waited
   // `peer_wait`. False ends the task: nothing was missing, or the chunk waits for its holder.
   bool AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing);
+
+  // PeerFetches, for the demand misses of this host: a chunk another host claimed (its claim
+  // mark there, this host not its holder) and not yet done.
+  bool FetchingElsewhere(uint64_t entry) override;
+  std::chrono::milliseconds DemandWait() const override { return options_.demand_wait; }
+  void CountDemandWait(bool served) override;
 
   FillHostsStats Stats() const;
   // The claim marks of the plan's chunks, in order (tests: a host that claimed and went).

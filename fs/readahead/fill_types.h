@@ -44,6 +44,9 @@ struct FillHostsStats {
   uint64_t peer_files = 0, peer_bytes = 0;  // read from the cluster
   uint64_t waited_out_chunks = 0;  // another host's, read from the store after a wait or its loss
   uint64_t present_files = 0, present_bytes = 0;  // held by the tier when first looked at
+  // Readers' misses of files another host was fetching: waited for in the cluster, and of
+  // those, found there (the rest read the store after the wait or the holder's end).
+  uint64_t demand_waits = 0, demand_waits_served = 0;
 };
 
 struct FillStats {

@@ -77,6 +77,8 @@ class Filler {
   // Waits until the fill is done or stopped, or `timeout` passes (tests, tools); true if done.
   bool WaitDone(std::chrono::milliseconds timeout);
   FillStats Stats() const;
+  // The fill shared with the job's other hosts, for the readers' misses (null: not shared).
+  PeerFetches* peer_fetches() { return hosts_.get(); }
 
  private:
   struct Batch {

@@ -31,7 +31,9 @@ json FillToJson(const FillStats& f) {
             {"claimed_chunks", f.hosts.claimed_chunks},
             {"peer_chunks", f.hosts.peer_chunks},
             {"peer", {{"files", f.hosts.peer_files}, {"bytes", f.hosts.peer_bytes}}},
-            {"waited_out_chunks", f.hosts.waited_out_chunks}}}};
+            {"waited_out_chunks", f.hosts.waited_out_chunks},
+            {"demand_waits", f.hosts.demand_waits},
+            {"demand_waits_served", f.hosts.demand_waits_served}}}};
 }
 
 FillStats FillFromJson(const json& j) {
@@ -63,6 +65,8 @@ FillStats FillFromJson(const json& j) {
   Read(Part(hosts, "peer"), "files", &f.hosts.peer_files);
   Read(Part(hosts, "peer"), "bytes", &f.hosts.peer_bytes);
   Read(hosts, "waited_out_chunks", &f.hosts.waited_out_chunks);
+  Read(hosts, "demand_waits", &f.hosts.demand_waits);
+  Read(hosts, "demand_waits_served", &f.hosts.demand_waits_served);
   return f;
 }
 

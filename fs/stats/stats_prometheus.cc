@@ -220,6 +220,12 @@ std::string StatsPrometheus(const StatsSnapshot& s) {
       w.Single("mmfs_fill_peer_bytes_total", "counter",
                "Bytes of a shared fill read from the cluster (another host fetched them).", ds,
                d(f.hosts.peer_bytes));
+      w.Single("mmfs_fill_demand_waits_total", "counter",
+               "Readers' misses of files another host was fetching, waited for in the cluster.",
+               ds, d(f.hosts.demand_waits));
+      w.Single("mmfs_fill_demand_waits_served_total", "counter",
+               "Of those, misses found in the cluster after the wait (no store read).", ds,
+               d(f.hosts.demand_waits_served));
     }
   }
   const ExtentCounters& x = s.extents;  // extent reads on misses (extent_reader.h)

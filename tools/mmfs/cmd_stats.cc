@@ -100,6 +100,12 @@ void PrintFill(const fs::FillStats& f) {
                 FormatCount(f.hosts.claimed_chunks).c_str(), FormatCount(f.hosts.chunks).c_str(),
                 FormatCount(f.hosts.own_chunks).c_str(), FormatCount(f.hosts.peer_chunks).c_str(),
                 FormatBytes(f.hosts.peer_bytes).c_str(), FormatCount(f.hosts.waited_out_chunks).c_str());
+    if (f.hosts.demand_waits > 0) {
+      std::printf("            readers' misses another host was fetching: %s waited, %s found in "
+                  "the cluster\n",
+                  FormatCount(f.hosts.demand_waits).c_str(),
+                  FormatCount(f.hosts.demand_waits_served).c_str());
+    }
   }
 }
 

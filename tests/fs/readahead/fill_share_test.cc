@@ -15,8 +15,12 @@
 #include "cache/cluster_tier.h"
 #include "cache/tier_stack.h"
 #include "fs/format/dataset.h"
+#include "fs/format/view_set.h"
 #include "fs/metrics/metrics.h"
+#include "fs/read/extent_reader.h"
+#include "fs/read/miss_loader.h"
 #include "fs/read/origin_reader.h"
+#include "fs/read/view_files.h"
 #include "fs/readahead/filler.h"
 #include "tests/memcached_helper.h"
 #include "tests/origin_helper.h"
@@ -28,6 +32,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::TempDir;
+using testing::WaitFor;
 
 constexpr int kShareFiles = 300;
 constexpr size_t kShareFileBytes = 6000;
@@ -224,6 +229,158 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   EXPECT_EQ(sb.hosts.claimed_chunks, 0u);
   EXPECT_EQ(sb.hosts.waited_out_chunks, sb.hosts.chunks);
   EXPECT_GE(static_cast<double>(b->io->bytes.load()), 0.9 * static_cast<double>(ShardBytes(*b)));
+}
+
+// A prefetch buffer that holds nothing: the demand misses below read their file alone.
+class ShareEmptyBuffer final : public MemberBuffer {
+ public:
+  cache::Blob Take(uint64_t) override { return nullptr; }
+  cache::Blob TakeHeld(uint64_t, bool*) override { return nullptr; }
+  void PutMember(uint64_t, cache::Blob) override {}
+  uint64_t FileLimit() const override { return 8 << 20; }
+};
+
+// A reader's miss on a host of a shared fill, without the fill's threads: another host (the
+// holder) claimed every chunk; this host's FillShare, planned the same, tells its MissLoader
+// which files the holder is fetching.
+class SharedMissTest : public FillShareTest {
+ protected:
+  static FillShareOptions Waiting(std::chrono::milliseconds demand_wait) {
+    FillShareOptions o;
+    o.demand_wait = demand_wait;
+    return o;
+  }
+  void Make(FillShareOptions options) {
+    auto ds = format::Dataset::Open(*dir_ / "ds");
+    ASSERT_TRUE(ds.ok());
+    dataset_ = std::move(ds).value();
+    auto counting = std::make_unique<testing::CountingOrigin>(*dataset_);
+    io_ = counting.get();
+    origin_ = std::move(counting);
+    reader_ = std::make_unique<OriginReader>(*dataset_, *origin_, metrics_, OriginReaderOptions{});
+    holder_ = OpenCluster();
+    ASSERT_NE(holder_, nullptr);
+    auto mine = OpenCluster();
+    ASSERT_NE(mine, nullptr);
+    cluster_ = mine.get();
+    tiers_ = std::make_unique<cache::TierStack>(64 << 20, dataset_->manifest().files, nullptr,
+                                                std::move(mine));
+    const auto fetchable = [](const format::Entry& e) { return e.is_regular() && e.size() > 0; };
+    held_by_other_ = std::make_unique<FillShare>(*holder_, FillShareOptions{});
+    held_by_other_->Plan(*dataset_, dataset_->entry_count(), kChunkBytes, fetchable);
+    share_ = std::make_unique<FillShare>(*cluster_, std::move(options));
+    share_->Plan(*dataset_, dataset_->entry_count(), kChunkBytes, fetchable);
+    views_ = std::make_unique<ViewFiles>(*dataset_, format::ViewSet::Open(*dataset_, *origin_),
+                                         0, *reader_);
+    ExtentOptions no_extents;
+    no_extents.mode = ExtentMode::kOff;
+    extents_ = std::make_unique<ExtentReader>(*dataset_, *tiers_, no_extents);
+    loader_ = std::make_unique<MissLoader>(*dataset_, *reader_, *views_, *tiers_, *extents_,
+                                           MissLoaderOptions{});
+    loader_->SetPeerFetches(share_.get());
+  }
+  std::unique_ptr<cache::ClusterTier> OpenCluster() {
+    cache::ClusterTierOptions c;
+    c.servers = Addresses();
+    c.name_space = "fill-share-test";
+    c.timeout_ms = 500;
+    auto cluster = cache::ClusterTier::Open(c);
+    EXPECT_TRUE(cluster.ok());
+    return cluster.ok() ? std::move(cluster).value() : nullptr;
+  }
+  // The holder claims every chunk, as a host whose fill is under way.
+  void HolderClaimsAll() {
+    for (const std::string& name : held_by_other_->ClaimNames()) {
+      ASSERT_EQ(holder_->AddMark(name, 60s), cache::ClusterTier::MarkResult::kAdded);
+    }
+  }
+  // File i of the dataset (entry i + 2: the root and d/ come first) as the original tree's.
+  TreeFile File(int i) {
+    auto e = dataset_->GetEntry(static_cast<uint64_t>(i) + 2);
+    EXPECT_TRUE(e.ok());
+    auto f = views_->Resolve(0, *e);
+    EXPECT_TRUE(f.ok());
+    return f.ok() ? *f : TreeFile{};
+  }
+
+  Metrics metrics_;
+  std::unique_ptr<format::Dataset> dataset_;
+  std::unique_ptr<origin::Origin> origin_;
+  testing::CountingOrigin* io_ = nullptr;
+  std::unique_ptr<OriginReader> reader_;
+  std::unique_ptr<cache::ClusterTier> holder_;  // the other host's connection
+  cache::ClusterTier* cluster_ = nullptr;       // this host's, in its tier stack
+  std::unique_ptr<cache::TierStack> tiers_;
+  std::unique_ptr<FillShare> held_by_other_;
+  std::unique_ptr<FillShare> share_;
+  std::unique_ptr<ViewFiles> views_;
+  std::unique_ptr<ExtentReader> extents_;
+  std::unique_ptr<MissLoader> loader_;
+  ShareEmptyBuffer buffer_;
+};
+
+TEST_F(SharedMissTest, AMissOfAFileAnotherHostIsFetchingWaitsForItInTheCluster) {
+  Make(Waiting(20s));
+  HolderClaimsAll();
+  const TreeFile f = File(7);
+  ASSERT_TRUE(share_->FetchingElsewhere(f.entry.index));
+  // The holder's read lands once the miss waits for it (as a slow store read would).
+  std::thread holder([&] {
+    if (WaitFor([&] { return share_->Stats().demand_waits >= 1; }, 30)) {
+      holder_->InsertNow(f.key, std::make_shared<const std::string>(ShareContents(7)));
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto got = loader_->Load(f, buffer_);
+  holder.join();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(**got, ShareContents(7));
+  EXPECT_EQ(io_->bytes.load(), 0u) << "the store was read although another host had the file";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s) << "served by the landing, not a timeout";
+  const FillHostsStats st = share_->Stats();
+  EXPECT_EQ(st.demand_waits, 1u);
+  EXPECT_EQ(st.demand_waits_served, 1u);
+}
+
+TEST_F(SharedMissTest, AHolderThatNeverDeliversIsWaitedForAtMostTheDemandWait) {
+  Make(Waiting(300ms));
+  HolderClaimsAll();
+  const TreeFile f = File(11);
+  const auto start = std::chrono::steady_clock::now();
+  auto got = loader_->Load(f, buffer_);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(**got, ShareContents(11));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_GT(io_->bytes.load(), 0u) << "read from the store after the wait";
+  const FillHostsStats st = share_->Stats();
+  EXPECT_EQ(st.demand_waits, 1u);
+  EXPECT_EQ(st.demand_waits_served, 0u);
+}
+
+TEST_F(SharedMissTest, NoWaitForADoneChunkAnUnclaimedOneOrAFileOutsideThePlan) {
+  Make(Waiting(20s));
+  // Nothing claimed: the store at once.
+  const TreeFile f = File(3);
+  EXPECT_FALSE(share_->FetchingElsewhere(f.entry.index));
+  EXPECT_FALSE(share_->FetchingElsewhere(0)) << "the root directory is in no chunk";
+  EXPECT_FALSE(share_->FetchingElsewhere(dataset_->entry_count() + 5));
+  auto got = loader_->Load(f, buffer_);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(**got, ShareContents(3));
+  // Claimed: waited for. Claimed and done (the holder between its two marks, or a done chunk
+  // whose value was evicted): not waited for.
+  HolderClaimsAll();
+  const TreeFile g = File(150);
+  EXPECT_TRUE(share_->FetchingElsewhere(g.entry.index));
+  for (std::string name : held_by_other_->ClaimNames()) {
+    name.replace(name.rfind("/claim"), std::string::npos, "/done");  // the chunk's done mark
+    ASSERT_TRUE(holder_->SetMark(name, 0s));
+  }
+  EXPECT_FALSE(share_->FetchingElsewhere(g.entry.index));
+  auto again = loader_->Load(g, buffer_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(**again, ShareContents(150));
+  EXPECT_EQ(share_->Stats().demand_waits, 0u);
 }
 
 TEST(ClusterLocalServerTest, PicksTheOneServerOnThisHost) {
