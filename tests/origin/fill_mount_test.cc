@@ -277,5 +277,44 @@ TEST_F(SharedFillMountTest, AServerKilledMidFillWhileEveryHostReadsFailsNoRead) 
   for (auto& h : hosts) EXPECT_EQ(h->StopWith(SIGTERM), 0);
 }
 
+// Every host reads the whole dataset at once while the shared fill, slowed, is under way: a
+// reader's miss of a file another host is fetching waits for the cluster rather than read the
+// store, so the job reads the dataset from the store about once, not once per host.
+TEST_F(SharedFillMountTest, ReadersFasterThanTheFillStillFetchEachByteAboutOnce) {
+  testing::FaultProxy proxy(server->url());
+  ASSERT_TRUE(proxy.Start()) << proxy.Log();
+  ASSERT_TRUE(proxy.Fault("slow", -1, "shard-", 0.2));
+  url = proxy.url() + "/ds.mmfs";
+  std::unique_ptr<testing::ForegroundMount> hosts[3];
+  for (int h = 0; h < 3; ++h) {
+    hosts[h] = MountHost(h, cache.path() + "/host" + std::to_string(h), "64K");
+    ASSERT_TRUE(hosts[h]->mounted()) << "host " << h;
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return FillOf(0)["fetched"].value("bytes", uint64_t{0}) > 0; },
+                               30))
+      << FillOf(0).dump();
+  std::string diffs[3];
+  std::vector<std::thread> readers;
+  for (int h = 0; h < 3; ++h) readers.emplace_back([&, h] { diffs[h] = DiffOf(h); });
+  for (auto& r : readers) r.join();
+  uint64_t waits = 0, served = 0;
+  for (int h = 0; h < 3; ++h) {
+    EXPECT_EQ(diffs[h], "") << "host " << h;
+    ASSERT_TRUE(testing::WaitFor([&] { return DoneOn(h); }, 90)) << FillOf(h).dump();
+    const nlohmann::json f = FillOf(h);
+    waits += f["hosts"]["demand_waits"].get<uint64_t>();
+    served += f["hosts"]["demand_waits_served"].get<uint64_t>();
+  }
+  const uint64_t sent = ShardBytesSent();
+  EXPECT_GT(served, 0u) << "no reader's miss was served by another host's fetch";
+  // About 1.6x here: the three readers start together at the first file, before any fill has
+  // claimed its chunk, and a miss of an unclaimed chunk reads the store (4.1x is the bound
+  // with every host reading the store for itself).
+  EXPECT_LE(static_cast<double>(sent), 1.75 * static_cast<double>(shard_bytes) + (256 << 10))
+      << sent << " bytes for shards of " << shard_bytes << "; " << waits << " misses waited for "
+      << "another host, " << served << " served from the cluster";
+  for (auto& h : hosts) EXPECT_EQ(h->StopWith(SIGTERM), 0);
+}
+
 }  // namespace
 }  // namespace mmfs
