@@ -1,5 +1,6 @@
 #include "fs/stats/extents_json.h"
 
+#include "fs/stats/field_json.h"
 #include "fs/stats/stat_fields.h"
 
 namespace mmfs::fs {

@@ -2,7 +2,8 @@
 // once, with its JSON key and, if it is exported, its Prometheus metric, so that the JSON writer
 // (stats_format.cc), its parser (stats_parse.cc) and the Prometheus text (stats_prometheus.cc)
 // iterate the same list and cannot disagree. The tables themselves are stat_fields.h; this is
-// the machinery that reads them.
+// the machinery that reads them: the fields and the Prometheus renderer here, the JSON writer
+// and reader in field_json.h (apart, so that the Prometheus text does not parse nlohmann/json).
 //
 // A field is a member pointer (uint64_t, double, bool or std::string) or a derived value (a
 // function of the struct: written and exported, never read back). Its JSON key may be a path
@@ -10,23 +11,17 @@
 // family (one metric name, told apart by a label) are listed next to each other; the family's
 // help is its first field's.
 //
-// Reading is tolerant as json_fields.h: a missing or null key leaves the default, a key of the
-// wrong kind throws nlohmann::json's type_error, which the parser turns into a Status.
-//
 // Thread-safety: the tables are constants; the functions are pure; a PromText is one caller's.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include "fs/stats/json_fields.h"
 
 namespace mmfs::fs::field_table {
 
@@ -104,77 +99,6 @@ constexpr Field<S> Derived(const char* key, std::type_identity_t<uint64_t (*)(co
   Field<S> f{key, metric};
   f.derived = get;
   return f;
-}
-
-// The object at `path`'s parent in `j`, made if missing; `*leaf` = the last key.
-inline nlohmann::json& PathParent(nlohmann::json& j, std::string_view path, std::string* leaf) {
-  nlohmann::json* at = &j;
-  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
-    at = &(*at)[std::string(path.substr(0, dot))];
-    path.remove_prefix(dot + 1);
-  }
-  *leaf = std::string(path);
-  return *at;
-}
-
-// As PathParent, reading: an empty object where a part is missing.
-inline const nlohmann::json& PathParentOf(const nlohmann::json& j, std::string_view path,
-                                          std::string* leaf) {
-  const nlohmann::json* at = &j;
-  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
-    at = &json_fields::Part(*at, std::string(path.substr(0, dot)).c_str());
-    path.remove_prefix(dot + 1);
-  }
-  *leaf = std::string(path);
-  return *at;
-}
-
-// Every field of `table` into the object `j` (other keys of j stay).
-template <typename S, size_t N>
-void WriteFields(const S& s, const Field<S> (&table)[N], nlohmann::json& j) {
-  if (!j.is_object()) j = nlohmann::json::object();
-  std::string leaf;
-  for (const Field<S>& f : table) {
-    if (f.key == nullptr) continue;
-    nlohmann::json& parent = PathParent(j, f.key, &leaf);
-    if (f.u64 != nullptr) {
-      parent[leaf] = s.*f.u64;
-    } else if (f.f64 != nullptr) {
-      parent[leaf] = s.*f.f64;
-    } else if (f.flag != nullptr) {
-      parent[leaf] = s.*f.flag;
-    } else if (f.text != nullptr) {
-      parent[leaf] = s.*f.text;
-    } else if (f.derived != nullptr) {
-      parent[leaf] = f.derived(s);
-    }
-  }
-}
-
-template <typename S, size_t N>
-nlohmann::json FieldsJson(const S& s, const Field<S> (&table)[N]) {
-  nlohmann::json j = nlohmann::json::object();
-  WriteFields(s, table, j);
-  return j;
-}
-
-// Every field `table` can read back from `j` into `*s`; derived ones are left.
-template <typename S, size_t N>
-void ReadFields(const nlohmann::json& j, const Field<S> (&table)[N], S* s) {
-  std::string leaf;
-  for (const Field<S>& f : table) {
-    if (f.key == nullptr || f.derived != nullptr) continue;
-    const nlohmann::json& parent = PathParentOf(j, f.key, &leaf);
-    if (f.u64 != nullptr) {
-      json_fields::Read(parent, leaf.c_str(), &(s->*f.u64));
-    } else if (f.f64 != nullptr) {
-      json_fields::Read(parent, leaf.c_str(), &(s->*f.f64));
-    } else if (f.flag != nullptr) {
-      json_fields::Read(parent, leaf.c_str(), &(s->*f.flag));
-    } else if (f.text != nullptr) {
-      json_fields::Read(parent, leaf.c_str(), &(s->*f.text));
-    }
-  }
 }
 
 // The Prometheus text exposition format, family by family.

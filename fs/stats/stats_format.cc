@@ -2,6 +2,7 @@
 
 #include "base/json_text.h"
 #include "fs/stats/extents_json.h"
+#include "fs/stats/field_json.h"
 #include "fs/stats/fill_json.h"
 #include "fs/stats/memory_fields.h"
 #include "fs/stats/readers_json.h"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fs/stats/extents_json.h"
+#include "fs/stats/field_json.h"
 #include "fs/stats/fill_json.h"
 #include "fs/stats/json_fields.h"
 #include "fs/stats/memory_fields.h"
