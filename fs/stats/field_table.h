@@ -1,9 +1,10 @@
 // Field tables: each plain value of a stats group (a struct of the snapshot, stats.h) named
 // once, with its JSON key and, if it is exported, its Prometheus metric, so that the JSON writer
 // (stats_format.cc), its parser (stats_parse.cc) and the Prometheus text (stats_prometheus.cc)
-// iterate the same list and cannot disagree. The tables themselves are stat_fields.h; this is
-// the machinery that reads them: the fields and the Prometheus renderer here, the JSON writer
-// and reader in field_json.h (apart, so that the Prometheus text does not parse nlohmann/json).
+// iterate the same list and cannot disagree. The tables are stat_fields.h and memory_fields.h;
+// this is the machinery that reads them: the fields and the Prometheus renderer here, the JSON
+// writer and reader in field_json.h (apart, so that the Prometheus text need not parse
+// nlohmann/json).
 //
 // A field is a member pointer (uint64_t, double, bool or std::string) or a derived value (a
 // function of the struct: written and exported, never read back). Its JSON key may be a path
