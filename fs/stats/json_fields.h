@@ -1,4 +1,4 @@
-// Tolerant field readers for the `.mmfs/stats` JSON parsers (stats_parse.cc, extents_json.cc):
+// Tolerant field readers for the `.mmfs/stats` JSON parsers (field_table.h, stats_parse.cc):
 // a newer `mmfs stats` must read an older daemon's document, so a missing or null field leaves
 // the typed value at its default; a field of the wrong kind throws (nlohmann::json's
 // type_error), which the callers turn into a Status.

@@ -6,11 +6,16 @@
 // fs/stats is a leaf above the rooms and no room includes it; the types declared here are the
 // parts filled above the rooms (the Filesystem, FileReader, ReportMetrics). The snapshot owns
 // its values. `.mmfs/stats` (JSON) and `.mmfs/metrics` (Prometheus text) are two renderings of
-// the same snapshot (stats_format.h), so a counter's field is declared once. Its name is still
-// written out where it is rendered and read: stats_format.cc (JSON), stats_prometheus.cc
-// (Prometheus), stats_parse.cc (JSON back into the snapshot) and tools/mmfs/cmd_stats.cc (the
-// human view); a round-trip test holds JSON and parse together. The JSON keys are the contract
-// `mmfs stats`, `mmfs warmup`, the tests and bench/*.py read.
+// the same snapshot (stats_format.h, stats_prometheus.h), and `mmfs stats` parses the JSON back
+// into it (stats_parse.h). A plain value of a group (a uint64_t, double, bool or string member)
+// is named once, in its group's field table (stat_fields.h, memory_fields.h): its JSON key,
+// Prometheus metric and help, which the writer, the parser and the Prometheus text all iterate.
+// Adding a counter is its member in the room's struct and one line in the table; a test
+// (tests/fs/stats/field_table_test.cc) checks that every table field comes back through the
+// JSON and is in the Prometheus text. What the tables cannot hold (lists keyed by name,
+// histograms, enum names, labels taken from values, the readers' section) is written by hand in
+// those files, and tools/mmfs/cmd_stats.cc lays out the human view by hand. The JSON keys and
+// metric names are the contract `mmfs stats`, `mmfs warmup`, the tests and bench/*.py read.
 //
 // Thread-safety: a plain value.
 #pragma once

@@ -2,23 +2,25 @@
 
 #include "base/json_text.h"
 #include "fs/stats/extents_json.h"
+#include "fs/stats/field_json.h"
 #include "fs/stats/fill_json.h"
+#include "fs/stats/memory_fields.h"
 #include "fs/stats/readers_json.h"
+#include "fs/stats/stat_fields.h"
 
 namespace mmfs::fs {
 
 namespace {
 
+using field_table::FieldsJson;
+using field_table::WriteFields;
+
 nlohmann::json CurveJson(const WhatIfCurveStats& w) {
   nlohmann::json points = nlohmann::json::array();
-  for (const auto& p : w.points) {
-    points.push_back({{"fraction", p.fraction}, {"bytes", p.bytes}, {"hit_ratio", p.hit_ratio}});
-  }
-  return {{"budget", w.budget},
-          {"sampling_rate", w.sampling_rate},
-          {"sampled_reads", w.sampled_reads},
-          {"working_set_bytes", w.working_set_bytes},
-          {"points", points}};
+  for (const auto& p : w.points) points.push_back(FieldsJson(p, stat_fields::kWhatIfPointFields));
+  nlohmann::json j = FieldsJson(w, stat_fields::kWhatIfCurveFields);
+  j["points"] = points;
+  return j;
 }
 
 }  // namespace
@@ -42,66 +44,30 @@ nlohmann::json RemoteJson(const std::optional<origin::RemoteStatsSnapshot>& r) {
     if (us == UINT64_MAX) return nullptr;
     return us;
   };
-  return {{"url", r->url},
-          {"requests", r->requests},
-          {"retries", r->retries},
-          {"bytes", r->bytes},
-          {"errors", r->errors},
-          {"failed_fast", r->failed_fast},
-          {"latency_us",
-           {{"p50", percentile(50)},
-            {"p90", percentile(90)},
-            {"p99", percentile(99)},
-            {"sum", r->latency_sum_us},
-            {"bucket_bounds", r->kBucketBoundsUs},
-            {"buckets", r->latency}}}};
+  nlohmann::json j = FieldsJson(*r, stat_fields::kRemoteFields);
+  j["latency_us"] = {{"p50", percentile(50)},
+                     {"p90", percentile(90)},
+                     {"p99", percentile(99)},
+                     {"sum", r->latency_sum_us},
+                     {"bucket_bounds", r->kBucketBoundsUs},
+                     {"buckets", r->latency}};
+  return j;
 }
 
 nlohmann::json MemoryJson(const MemoryStats& m) {
-  nlohmann::json j = {{"rss_bytes", m.rss_bytes},
-                      {"rss_file_bytes", m.rss_file_bytes},
-                      {"hold_once",
-                       {{"dropped_files", m.page_cache_drops},
-                        {"skipped", m.page_cache_drops_skipped}}},
-                      {"index", {{"bytes", m.index_bytes}, {"locked", m.index_locked}}},
-                      {"heap",
-                       {{"huge_pages", m.heap_huge_pages},
-                        {"prefaulting", m.heap_prefaulting},
-                        {"prefaulted_bytes", m.heap_prefaulted_bytes}}}};
+  nlohmann::json j = FieldsJson(m, stat_fields::kMemoryFields);
   if (!m.governed) return j;
   const MemoryBudget& b = m.plan;
-  j["budget"] = {{"source", b.source()},
-                 {"limit_bytes", b.limit_bytes},
-                 {"limit_source", LimitSourceName(b.limit_source)},
-                 {"cgroup", b.cgroup_dir},
-                 {"reserved_bytes", b.reserved_bytes},
-                 {"in_use_bytes", b.in_use_bytes},
-                 {"explicit_ram", b.explicit_ram},
-                 {"requested_ram_bytes", b.requested_ram_bytes},
-                 {"clamped", b.clamped},
-                 {"ram_cache_bytes", b.ram_cache_bytes},
-                 {"prefetch_bytes", b.prefetch_bytes},
-                 {"read_buffer_bytes", b.read_buffer_bytes},
-                 {"memory_bytes", b.memory_bytes},
-                 {"requested_memory_bytes", b.requested_memory_bytes},
-                 {"memory_given", b.memory_given},
-                 {"index_counted_as_read", b.index_counted_as_read},
-                 {"page_cache_bytes", b.page_cache_bytes},
-                 {"explanation", b.Explain()}};
+  nlohmann::json budget = FieldsJson(b, stat_fields::kBudgetFields);
+  budget["source"] = b.source();
+  budget["limit_source"] = LimitSourceName(b.limit_source);
+  budget["explanation"] = b.Explain();
+  j["budget"] = budget;
   const GovernorCounters& c = m.governor;
-  nlohmann::json pressure = {{"level", PressureName(c.level)},
-                             {"samples", c.samples},
-                             {"shrinks", c.shrinks},
-                             {"working_bytes", c.last.working_bytes()},
-                             {"unreclaimable_bytes", c.last.unreclaimable_bytes()},
-                             {"kernel_reclaimable_bytes", c.last.kernel_reclaimable_bytes},
-                             {"usage_bytes", c.last.usage_bytes},
-                             {"limit_events", c.last.limit_events},
-                             {"oom_kills", c.last.oom_kills},
-                             {"ram_cache_bytes", c.targets.ram_cache_bytes},
-                             {"prefetch_bytes", c.targets.prefetch_bytes},
-                             {"read_buffer_bytes", c.targets.read_buffer_bytes},
-                             {"push", c.targets.push}};
+  nlohmann::json pressure = FieldsJson(c, stat_fields::kGovernorFields);
+  pressure["level"] = PressureName(c.level);
+  WriteFields(c.last, stat_fields::kSampleFields, pressure);
+  WriteFields(c.targets, stat_fields::kTargetFields, pressure);
   if (c.last.has_psi) pressure["psi_some_avg10"] = c.last.psi_some_avg10;
   j["pressure"] = pressure;
   return j;
@@ -113,54 +79,25 @@ nlohmann::json MemoryStatsJson(uint64_t rss_bytes, const MemoryGovernor* governo
 
 nlohmann::json StatsToJson(const StatsSnapshot& s) {
   using nlohmann::json;
+  using namespace stat_fields;
   json requests = json::object();
-  for (const RequestStats& r : s.requests) {
-    requests[r.op] = {
-        {"count", r.count}, {"errors", r.errors}, {"p50_us", r.p50_us}, {"p99_us", r.p99_us}};
-  }
+  for (const RequestStats& r : s.requests) requests[r.op] = FieldsJson(r, kRequestFields);
   json tiers = json::array();
   for (const TierStats& t : s.tiers) {
-    const cache::TierCounters& c = t.counters;
-    tiers.push_back({{"name", t.name},
-                     {"lookups", c.lookups},
-                     {"hits", c.hits},
-                     {"misses", c.misses},
-                     {"inserts", c.inserts},
-                     {"rejected", c.rejected},
-                     {"evictions", c.evictions},
-                     {"entries", c.entries},
-                     {"bytes_used", c.bytes_used},
-                     {"bytes_budget", c.bytes_budget},
-                     {"corrupt", c.corrupt},
-                     {"write_errors", c.write_errors},
-                     {"dropped", c.dropped},
-                     {"admission_paused", c.admission_paused},
-                     {"problem", c.problem}});
+    json tier = FieldsJson(t.counters, kTierFields);
+    tier["name"] = t.name;
+    tiers.push_back(std::move(tier));
   }
   json patterns = json::object();
-  for (const auto& [name, p] : s.readahead.patterns) {
-    patterns[name] = {{"issued", p.issued},
-                      {"used", p.used},
-                      {"wasted", p.wasted},
-                      {"late", p.late},
-                      {"bytes_issued", p.bytes_issued}};
-  }
+  for (const auto& [name, p] : s.readahead.patterns) patterns[name] = FieldsJson(p, kPatternFields);
   json cluster = {{"enabled", false}};
   if (s.cluster.has_value()) {
     const cache::ClusterCounters& c = *s.cluster;
     json servers = json::array();
-    for (const auto& h : c.servers) {
-      servers.push_back({{"server", h.server},
-                         {"up", h.up},
-                         {"requests", h.requests},
-                         {"errors", h.errors},
-                         {"timeouts", h.timeouts}});
-    }
-    cluster = {{"enabled", true},          {"hits", c.hits},         {"misses", c.misses},
-               {"errors", c.errors},       {"timeouts", c.timeouts}, {"damaged", c.damaged},
-               {"bytes_in", c.bytes_in},   {"bytes_out", c.bytes_out}, {"writes", c.writes},
-               {"dropped", c.dropped},     {"queued_bytes", c.queued_bytes},
-               {"servers", servers}};
+    for (const auto& h : c.servers) servers.push_back(FieldsJson(h, kClusterServerFields));
+    cluster = FieldsJson(c, kClusterFields);
+    cluster["enabled"] = true;
+    cluster["servers"] = servers;
   }
   json what_if = {{"ram", CurveJson(s.what_if.ram)}};
   if (s.what_if.ssd.has_value()) what_if["ssd"] = CurveJson(*s.what_if.ssd);
@@ -172,129 +109,38 @@ nlohmann::json StatsToJson(const StatsSnapshot& s) {
   }
   what_if["history"] = history;
   const OriginStats& o = s.origin;
-  const cache::ReadBufferCounters& rb = s.read_buffer;
+  json origin = FieldsJson(o, kOriginFields);
+  origin["queued"] = FieldsJson(o.queued, kMissQueueFields);
+  origin["rereads"] = FieldsJson(o.rereads, kRereadFields);
+  origin["cost_model"] = FieldsJson(o.cost, kCostFields);
+  origin["streamed"] = FieldsJson(o.streamed, kStreamedFields);
+  origin["remote"] = RemoteJson(o.remote);
   const ReadaheadStats& ra = s.readahead;
-  const cache::HintCounters& hc = ra.hint;
-  const WarmupStats& w = s.warmup;
-  json j = {
-      {"mmfs_stats_version", 1},
-      {"dataset",
-       {{"path", s.dataset.path},
-        {"files", s.dataset.files},
-        {"directories", s.dataset.directories},
-        {"samples", s.dataset.samples},
-        {"bytes", s.dataset.bytes},
-        {"shards", s.dataset.shards}}},
-      {"uptime_seconds", s.uptime_seconds},
-      {"cpu",
-       {{"user_seconds", s.cpu.user_seconds},
-        {"system_seconds", s.cpu.system_seconds},
-        {"ms_per_1000_requests", s.CpuMillisPerThousandRequests()}}},
-      {"transport",
-       {{"name", s.transport.name},
-        {"why", s.transport.why},
-        {"ring_requests", s.transport.ring_requests}}},
-      {"requests", requests},
-      {"bytes_served", s.bytes_served},
-      {"cache",
-       {{"tiers", tiers},
-        {"read_buffer",
-         {{"hits", rb.hits},
-          {"inserts", rb.inserts},
-          {"evictions", rb.evictions},
-          {"bytes_held", rb.bytes_held},
-          {"bytes_budget", rb.budget}}}}},
-      {"origin",
-       {{"reads", o.demand_reads + o.warmup_reads},
-        {"bytes", o.demand_bytes + o.warmup_bytes},
-        {"errors", o.errors},
-        {"coalesced", o.coalesced},
-        {"queued",
-         {{"reads", o.queued.reads},
-          {"late", o.queued.late},
-          {"waiting", o.queued.waiting},
-          {"running", o.queued.running},
-          {"threads", o.queued.threads}}},
-        {"rereads",
-         {{"files", o.rereads.files}, {"bytes", o.rereads.bytes}}},
-        {"cost_model",
-         {{"known", o.cost.known},
-          {"latency_bound", o.cost.latency_bound},
-          {"mean_seconds", o.cost.mean_seconds},
-          {"latency_seconds", o.cost.latency_seconds},
-          {"bandwidth_bytes_per_second", o.cost.bandwidth_bytes_per_second},
-          {"extent_bytes", o.cost.extent_bytes},
-          {"reads", o.cost.reads}}},
-        {"by_cause",
-         {{"demand",
-           {{"reads", o.demand_reads},
-            {"bytes", o.demand_bytes},
-            {"asked_bytes", o.asked_bytes()},
-            {"member_bytes", o.member_bytes},
-            {"neighbour_bytes", o.neighbour_bytes}}},
-          {"prefetch", {{"reads", o.prefetch_reads}, {"bytes", o.prefetch_bytes}}},
-          {"warmup", {{"reads", o.warmup_reads}, {"bytes", o.warmup_bytes}}},
-          {"fill", {{"reads", o.fill_reads}, {"bytes", o.fill_bytes}}}}},
-        {"remote", RemoteJson(o.remote)},
-        {"streamed",
-         {{"verified_files", o.streamed.verified_files},
-          {"verify_bytes", o.streamed.verify_bytes},
-          {"range_reads", o.streamed.range_reads},
-          {"range_bytes", o.streamed.range_bytes}}}}},
-      {"readahead",
-       {{"enabled", ra.enabled},
-        {"patterns", patterns},
-        {"runs_detected", ra.runs_detected},
-        {"reads", o.prefetch_reads},
-        {"bytes", o.prefetch_bytes},
-        {"jobs_dropped", ra.jobs_dropped},
-        {"hint",
-         {{"available", ra.hint_available},
-          {"orders", hc.orders},
-          {"positions", hc.positions},
-          {"cursor", hc.cursor},
-          {"issued_to", hc.issued_to},
-          {"unknown_lines", hc.unknown},
-          {"off_order_reads", hc.off_order_reads}}},
-        {"pushed",
-         {{"files", ra.pushed.files},
-          {"bytes", ra.pushed.bytes},
-          {"failed", ra.pushed.failed},
-          {"skipped", ra.pushed.skipped},
-          {"queue_full", ra.pushed.queue_full},
-          {"waited", ra.pushed.waited},
-          {"wait_skipped", ra.pushed.wait_skipped},
-          {"wait_expired", ra.pushed.wait_expired}}},
-        {"buffer_bytes", ra.buffer_bytes},
-        {"buffer_budget", ra.buffer_budget}}},
-      {"cluster", cluster},
-      {"what_if", what_if},
-      {"warmup",
-       {{"requested", w.requested},
-        {"done", w.done},
-        {"bytes", w.bytes},
-        {"skipped", w.skipped},
-        {"rejected", w.rejected},
-        {"not_stored", w.not_stored},
-        {"problem", w.problem},
-        {"errors", w.errors},
-        {"evicted", w.evicted},
-        {"last_sync", w.last_sync}}},
-      {"errors", {{"checksum", s.checksum_errors}, {"io", s.io_errors}}},
-      {"listing",
-       {{"entries", s.listed_entries}, {"largest_request_bytes", s.largest_readdir_request}}},
-      {"memory", MemoryJson(s.memory)},
-  };
+  json readahead = FieldsJson(ra, kReadaheadFields);
+  readahead["patterns"] = patterns;
+  // The prefetch reads again, where a reader of the readahead section looks for them.
+  readahead["reads"] = o.prefetch_reads;
+  readahead["bytes"] = o.prefetch_bytes;
+  WriteFields(ra.hint, kHintFields, readahead["hint"]);
+  readahead["pushed"] = FieldsJson(ra.pushed, kPushFields);
+  json cpu = FieldsJson(s.cpu, kCpuFields);
+  cpu["ms_per_1000_requests"] = s.CpuMillisPerThousandRequests();
+  json j = FieldsJson(s, kSnapshotFields);
+  j["mmfs_stats_version"] = 1;
+  j["dataset"] = FieldsJson(s.dataset, kDatasetFields);
+  j["cpu"] = cpu;
+  j["transport"] = FieldsJson(s.transport, kTransportFields);
+  j["requests"] = requests;
+  j["cache"] = {{"tiers", tiers}, {"read_buffer", FieldsJson(s.read_buffer, kReadBufferFields)}};
+  j["origin"] = origin;
+  j["readahead"] = readahead;
+  j["cluster"] = cluster;
+  j["what_if"] = what_if;
+  j["warmup"] = FieldsJson(s.warmup, kWarmupFields);
+  j["memory"] = MemoryJson(s.memory);
   // Keyed by side, as a loader names them (@256): {"256": {...}}.
   json views = json::object();
-  for (const ViewStats& v : s.views) {
-    views[std::to_string(v.side)] = {{"files_served", v.files_served},
-                                     {"bytes_served", v.bytes_served},
-                                     {"resized_loads", v.resized_loads},
-                                     {"resized_load_bytes", v.resized_load_bytes},
-                                     {"readahead_loads", v.readahead_loads},
-                                     {"readahead_load_bytes", v.readahead_load_bytes}};
-  }
+  for (const ViewStats& v : s.views) views[std::to_string(v.side)] = FieldsJson(v, kViewFields);
   j["views"] = views;
   j["readers"] = ReadersToJson(s.readers);
   j["extents"] = ExtentsToJson(s.extents);
