@@ -70,7 +70,9 @@ class FileReaderTest : public ::testing::Test {
   static void SetUpTestSuite() {
     suite_ = new Suite;
     Suite& s = *suite_;
-    for (int i = 0; i < kFileReaderFiles; ++i) s.contents[FileReaderPath(i)] = FileReaderContents(i);
+    for (int i = 0; i < kFileReaderFiles; ++i) {
+      s.contents[FileReaderPath(i)] = FileReaderContents(i);
+    }
     for (int i = 0; i < kFileReaderSamples; ++i) {
       s.contents[FileReaderClassPath(i)] = "class " + std::to_string(i % 2);
       s.contents[FileReaderCaptionPath(i)] = FileReaderCaption(i);
@@ -100,8 +102,8 @@ class FileReaderTest : public ::testing::Test {
     OriginReaderOptions reading;
     reading.read_buffer_bytes = read_buffer_bytes;
     reader_ = std::make_unique<OriginReader>(*dataset_, *origin_, metrics_, reading);
-    tiers_ = std::make_unique<cache::TierStack>(ram_bytes, dataset_->manifest().files, nullptr,
-                                                nullptr);
+    tiers_ =
+        std::make_unique<cache::TierStack>(ram_bytes, dataset_->manifest().files, nullptr, nullptr);
     views_ = std::make_unique<ViewFiles>(*dataset_, format::ViewSet::Open(*dataset_, *origin_), 0,
                                          *reader_);
     ExtentOptions extents;
@@ -263,8 +265,7 @@ TEST_F(FileReaderTest, AMissLeavesTheSamplesOtherMemberForItsOwnReadWithoutAnOri
   ReadaheadStats stats;
   prefetcher_->Stats(false, &stats);
   ASSERT_FALSE(stats.patterns.empty());
-  EXPECT_EQ(stats.patterns[static_cast<size_t>(cache::PrefetchPattern::kSampleMembers)]
-                .second.used,
+  EXPECT_EQ(stats.patterns[static_cast<size_t>(cache::PrefetchPattern::kSampleMembers)].second.used,
             1u);
 }
 

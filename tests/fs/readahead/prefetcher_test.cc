@@ -72,7 +72,8 @@ class PrefetcherTest : public ::testing::Test {
     }
     for (int i = 0; i < kPrefetcherSamples; ++i) {
       testing::WriteFile(s.tmp / ("src/" + PrefetcherClassPath(i)), "class " + std::to_string(i));
-      testing::WriteFile(s.tmp / ("src/" + PrefetcherCaptionPath(i)), "caption " + std::to_string(i));
+      testing::WriteFile(s.tmp / ("src/" + PrefetcherCaptionPath(i)),
+                         "caption " + std::to_string(i));
     }
     auto packed = testing::PackFolder(s.tmp / "src", s.tmp / "ds");
     if (!packed.ok()) s.error = "pack: " + packed.status().ToString();
