@@ -43,6 +43,7 @@ bool PlainName(const std::string& s) {
 
 SsdTier::SsdTier(const SsdTierOptions& options)
     : options_(options),
+      disk_(options_.disk != nullptr ? *options_.disk : SsdDisk::Real()),
       root_(options.dir + "/" + kLayoutDir + "/" + options.name_space),
       policy_(options.budget_bytes, options.expected_keys) {}
 
@@ -150,7 +151,7 @@ Status SsdTier::Scan() {
     // The tier's own files count as space it has: a remount does not shrink a warmed cache.
     uint64_t budget = 1ull << 30;
     struct statvfs vfs;
-    if (::fstatvfs(dir_fd_.get(), &vfs) == 0) {
+    if (disk_.StatVfs(dir_fd_.get(), &vfs) == 0) {
       uint64_t available = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
       budget = std::min<uint64_t>((available + held) / 2, 1ull << 40);
     }
@@ -192,7 +193,7 @@ Blob SsdTier::Lookup(CacheKey key) {
   // A failed read is counted, not reported: the name in its Status is never shown.
   const std::string& path = rel;
   EntryHeader h;
-  bool good = PreadFull(fd.get(), &h, sizeof h, 0, path).ok() &&
+  bool good = disk_.Read(fd.get(), &h, sizeof h, 0, path).ok() &&
               std::memcmp(h.magic, kEntryMagic, sizeof h.magic) == 0 && h.key == key;
   struct stat st;
   good = good && ::fstat(fd.get(), &st) == 0 &&
@@ -200,7 +201,7 @@ Blob SsdTier::Lookup(CacheKey key) {
   auto payload = std::make_shared<std::string>();
   if (good) {
     payload->resize(h.length);
-    good = PreadFull(fd.get(), payload->data(), h.length, kHeaderBytes, path).ok() &&
+    good = disk_.Read(fd.get(), payload->data(), h.length, kHeaderBytes, path).ok() &&
            XXH3_64bits(payload->data(), payload->size()) == h.checksum;
   }
   if (!good) {
@@ -278,7 +279,7 @@ uint64_t SsdTier::MaxEntryBytes() const {
 
 Status SsdTier::CheckRoom(uint64_t bytes) const {
   struct statvfs vfs;
-  if (::fstatvfs(dir_fd_.get(), &vfs) != 0) return Status::FromErrno(errno, "statvfs " + root_);
+  if (disk_.StatVfs(dir_fd_.get(), &vfs) != 0) return Status::FromErrno(errno, "statvfs " + root_);
   if (vfs.f_blocks == 0) return Status::Ok();  // a filesystem that does not say
   double total = static_cast<double>(vfs.f_blocks) * static_cast<double>(vfs.f_frsize);
   double free = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
@@ -306,8 +307,8 @@ Status SsdTier::WriteEntry(CacheKey key, const std::string& payload) {
                      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (raw < 0) return Status::FromErrno(errno, "cannot write " + shown);
   UniqueFd fd(raw);
-  Status s = WriteFull(fd.get(), &h, sizeof h, shown);
-  if (s.ok()) s = WriteFull(fd.get(), payload.data(), payload.size(), shown);
+  Status s = disk_.Write(fd.get(), &h, sizeof h, shown);
+  if (s.ok()) s = disk_.Write(fd.get(), payload.data(), payload.size(), shown);
   fd.Reset();
   if (s.ok() && ::renameat(dir_fd_.get(), tmp.c_str(), dir_fd_.get(), rel.c_str()) != 0) {
     s = Status::FromErrno(errno, "rename " + shown);

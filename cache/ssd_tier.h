@@ -40,6 +40,7 @@
 #include "base/file_util.h"
 #include "base/status.h"
 #include "cache/sieve_policy.h"
+#include "cache/ssd_disk.h"
 #include "cache/tier.h"
 
 namespace mmfs::cache {
@@ -54,6 +55,9 @@ struct SsdTierOptions {
   // Tests only: called on the writer thread before each write, outside the lock (a test holds
   // the writer back to fill the queue first, as a slow disk would).
   std::function<void()> before_write;
+  // Tests only: the disk's answers (free space, writes, reads of entries), ssd_disk.h; null: the
+  // real disk.
+  std::shared_ptr<SsdDisk> disk;
 };
 
 class SsdTier final : public CacheTier {
@@ -105,6 +109,7 @@ class SsdTier final : public CacheTier {
   };
 
   const SsdTierOptions options_;
+  SsdDisk& disk_;           // options_.disk, or the real disk
   const std::string root_;  // DIR/mmfs-cache-v1/NAMESPACE (messages; I/O goes through dir_fd_)
   UniqueFd dir_fd_;         // NAMESPACE, opened and checked by Open
   uint64_t foreign_files_ = 0;

@@ -73,7 +73,7 @@ cache/cache_dir.cc|open|3|the SSD tier's own cache directories
 cache/cache_dir.cc|fstream|2|/proc/locks
 tools/mmfs/huge_page_heap.cc|ReadWholeFile|2|the kernel's transparent huge page setting and /proc/self/cmdline
 cache/ssd_tier.cc|open|2|the SSD tier's own cache files
-cache/ssd_tier.cc|PreadFull|2|the SSD tier's own cache files
+cache/ssd_disk.h|PreadFull|1|the SSD tier's own cache files, read through its disk seam
 tools/gen/gen_dataset.cc|fopen|1|writes generated source images
 tools/mmfs/cmd_inspect.cc|HashFile|1|mmfs verify: the index's checksum (the shards are hashed through the origin)
 tools/mmfs/remote_dataset.cc|HashFile|1|a URL's local copy: the cached index's checksum (the shards are remote)
