@@ -306,10 +306,10 @@ TEST_F(SharedFillMountTest, ReadersFasterThanTheFillStillFetchEachByteAboutOnce)
     served += f["hosts"]["demand_waits_served"].get<uint64_t>();
   }
   const uint64_t sent = ShardBytesSent();
-  EXPECT_GT(served, 0u) << "no reader's miss was served by another host's fetch";
-  // About 1.6x here: the three readers start together at the first file, before any fill has
-  // claimed its chunk, and a miss of an unclaimed chunk reads the store (4.1x is the bound
-  // with every host reading the store for itself).
+  // About 1.6x on an idle machine: the three readers start together at the first file, before
+  // any fill has claimed its chunk, and a miss of an unclaimed chunk reads the store. Without
+  // the wait for another host's fetch, 2.5x. (How many misses waited depends on how far the
+  // readers are ahead of the fills: on a loaded machine, none.)
   EXPECT_LE(static_cast<double>(sent), 1.75 * static_cast<double>(shard_bytes) + (256 << 10))
       << sent << " bytes for shards of " << shard_bytes << "; " << waits << " misses waited for "
       << "another host, " << served << " served from the cluster";
