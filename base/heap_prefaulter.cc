@@ -13,8 +13,6 @@
 
 namespace mmfs {
 
-std::atomic<HeapPrefaulter*> HeapPrefaulter::heap_{nullptr};
-
 HeapPrefaulter::HeapPrefaulter(Edge edge, bool advise_huge_pages)
     : edge_(std::move(edge)), advise_huge_pages_(advise_huge_pages), done_(edge_()) {
   thread_ = std::thread([this] { Run(); });
@@ -107,15 +105,11 @@ uintptr_t HeapPrefaulter::Populate(uintptr_t from, uintptr_t to) {
   return from;
 }
 
-bool HeapPrefaulter::InstallForHeap() {
-  if (!Supported()) return false;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // Never destroyed: its thread ends with the process.
-    heap_.store(new HeapPrefaulter(&HeapPrefaulter::ProgramBreak, true),
-                std::memory_order_release);
-  });
-  return true;
+HeapPrefaulter* HeapPrefaulter::InstallForHeap() {
+  if (!Supported()) return nullptr;
+  // Never destroyed: its thread ends with the process.
+  static HeapPrefaulter* const heap = new HeapPrefaulter(&HeapPrefaulter::ProgramBreak, true);
+  return heap;
 }
 
 uintptr_t HeapPrefaulter::ProgramBreak() { return reinterpret_cast<uintptr_t>(::sbrk(0)); }

@@ -14,8 +14,8 @@
 // over it again. The thread may fall behind a tier that fills fast: a READ then faults the
 // pages itself, as it would without it.
 //
-// Callers that grow the heap (the RAM tier's inserts) call NudgeHeapPrefaulter(), which costs a
-// function call when the process has no prefaulter and a comparison when the heap did not grow.
+// Whoever grows the heap calls Nudge() (the daemon hands the RAM tier a hook that does, at every
+// insert), which costs a comparison when the heap did not grow.
 //
 // Ownership: the prefaulter owns its thread, stopped and joined by the destructor. The process's
 // heap prefaulter (InstallForHeap) lives until the process exits.
@@ -56,10 +56,9 @@ class HeapPrefaulter {
   // Whether the kernel knows MADV_POPULATE_WRITE (Linux 5.14).
   static bool Supported();
   // Starts the process's prefaulter for its heap (the program break, steps advised for huge
-  // pages); later calls do nothing. False, and nothing started, where !Supported().
-  static bool InstallForHeap();
-  // The process's heap prefaulter, or null before InstallForHeap.
-  static HeapPrefaulter* ForHeap() { return heap_.load(std::memory_order_acquire); }
+  // pages) and returns it; later calls return the same one. Null, and nothing started, where
+  // !Supported().
+  static HeapPrefaulter* InstallForHeap();
   // The program break, sbrk(0).
   static uintptr_t ProgramBreak();
 
@@ -72,7 +71,6 @@ class HeapPrefaulter {
   uintptr_t Populate(uintptr_t from, uintptr_t to);
 
   static constexpr uintptr_t kStep = uintptr_t{2} << 20;  // a huge page
-  static std::atomic<HeapPrefaulter*> heap_;
 
   const Edge edge_;
   const bool advise_huge_pages_;
@@ -85,10 +83,5 @@ class HeapPrefaulter {
   bool stop_ = false;  // guarded by mu_
   std::thread thread_;
 };
-
-// HeapPrefaulter::ForHeap()->Nudge() when the process has one.
-inline void NudgeHeapPrefaulter() {
-  if (HeapPrefaulter* p = HeapPrefaulter::ForHeap()) p->Nudge();
-}
 
 }  // namespace mmfs

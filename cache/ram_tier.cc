@@ -1,10 +1,10 @@
 #include "cache/ram_tier.h"
 
-#include "base/heap_prefaulter.h"
 
 namespace mmfs::cache {
 
-RamTier::RamTier(uint64_t budget_bytes, uint64_t expected_keys) : budget_(budget_bytes) {
+RamTier::RamTier(uint64_t budget_bytes, uint64_t expected_keys, std::function<void()> grew)
+    : grew_(std::move(grew)), budget_(budget_bytes) {
   for (auto& shard : shards_) {
     shard = std::make_unique<Shard>(budget_bytes / kShards, expected_keys / kShards + 1);
   }
@@ -36,7 +36,7 @@ void RamTier::Insert(CacheKey key, Blob blob) {
     shard.inserts++;
   }
   // A growing tier grows the heap: have the next part of it populated before it is needed.
-  NudgeHeapPrefaulter();
+  if (grew_) grew_();
 }
 
 uint64_t RamTier::MaxEntryBytes() const {

@@ -4,11 +4,16 @@
 // cache/sieve_policy.h). The key space is split into shards, each with its own lock, policy and
 // an equal share of the budget, so 2-16 concurrent readers rarely contend.
 //
+// A growing tier grows the process's heap: the hook given at construction (the daemon's heap
+// prefaulter, base/heap_prefaulter.h) is called after each insert, so that the next part of the
+// heap is populated before a READ needs it.
+//
 // Thread-safety: all methods are thread-safe. Lock order: one shard mutex at a time.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -21,7 +26,9 @@ namespace mmfs::cache {
 class RamTier final : public CacheTier {
  public:
   // `expected_keys`: about how many distinct keys will be asked for (sizes the sketch).
-  RamTier(uint64_t budget_bytes, uint64_t expected_keys);
+  // `grew`: called after each insert that added a blob (may be empty), from the inserting
+  // thread, no lock held.
+  RamTier(uint64_t budget_bytes, uint64_t expected_keys, std::function<void()> grew = {});
 
   std::string_view name() const override { return "ram"; }
   Blob Lookup(CacheKey key) override;
@@ -53,6 +60,7 @@ class RamTier final : public CacheTier {
 
   Shard& ShardFor(CacheKey key) { return *shards_[(key * 0x9E3779B97F4A7C15ull) >> 60]; }
 
+  const std::function<void()> grew_;
   std::atomic<uint64_t> budget_;
   std::atomic<CacheKey> admit_below_{kAdmitAll};
   std::atomic<uint64_t> refused_{0};  // inserts outside the admitted keys (SetAdmitBelow)

@@ -16,8 +16,8 @@ std::vector<CacheTier*> KeyedTiers(RamTier* ram, CacheTier* ssd) {
 }  // namespace
 
 TierStack::TierStack(uint64_t ram_bytes, uint64_t expected_keys, std::unique_ptr<CacheTier> ssd,
-                     std::unique_ptr<ClusterTier> cluster)
-    : ram_(ram_bytes, expected_keys),
+                     std::unique_ptr<ClusterTier> cluster, std::function<void()> ram_grew)
+    : ram_(ram_bytes, expected_keys, std::move(ram_grew)),
       ssd_(std::move(ssd)),
       cluster_(std::move(cluster)),
       cache_(KeyedTiers(&ram_, ssd_.get())) {}
@@ -58,7 +58,7 @@ Result<std::unique_ptr<TierStack>> BuildTierStack(const TierStackOptions& option
     cluster = std::move(tier).value();
   }
   return std::make_unique<TierStack>(options.ram_bytes, options.expected_keys, std::move(ssd),
-                                     std::move(cluster));
+                                     std::move(cluster), options.ram_grew);
 }
 
 }  // namespace mmfs::cache

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,13 +37,15 @@ struct TierStackOptions {
   uint64_t ssd_bytes = 0;
   // Cluster tier: none when empty ("host:port" each).
   std::vector<std::string> cluster_servers;
+  // Called after each insert into the RAM tier (RamTier's `grew`): the daemon's heap prefaulter.
+  std::function<void()> ram_grew;
 };
 
 class TierStack {
  public:
   // Takes the lower tiers as built (either may be null).
   TierStack(uint64_t ram_bytes, uint64_t expected_keys, std::unique_ptr<CacheTier> ssd,
-            std::unique_ptr<ClusterTier> cluster);
+            std::unique_ptr<ClusterTier> cluster, std::function<void()> ram_grew = {});
   TierStack(const TierStack&) = delete;
   TierStack& operator=(const TierStack&) = delete;
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/heap_prefaulter.h"
 #include "cache/access_pattern.h"
 #include "fs/read/extent_types.h"
 #include "fs/readahead/fill_types.h"
@@ -63,6 +64,10 @@ struct FilesystemOptions {
   // The daemon's malloc heap is on transparent huge pages (tools/mmfs/huge_page_heap.h); only
   // reported in the stats.
   bool heap_on_huge_pages = false;
+  // The heap's prefaulter, when the daemon started one (base/heap_prefaulter.h; it outlives the
+  // Filesystem); only reported in the stats. The RAM tier is handed its nudge where the tier
+  // stack is built.
+  const HeapPrefaulter* heap_prefaulter = nullptr;
   // Attribute request time to reader processes (reader_accounting.h): `mmfs stats` "Readers".
   bool reader_accounting = true;
   // A READ whose bytes need a remote or slow origin is served on a miss thread

@@ -32,7 +32,7 @@ StatsSnapshot Filesystem::Stats(const StatsQuery& query) const {
   s.memory.index_bytes = m.index_size;
   s.memory.index_locked = dataset_->index_locked();
   s.memory.heap_huge_pages = options_.heap_on_huge_pages;
-  if (const HeapPrefaulter* p = HeapPrefaulter::ForHeap()) {
+  if (const HeapPrefaulter* p = options_.heap_prefaulter) {
     s.memory.heap_prefaulting = true;
     s.memory.heap_prefaulted_bytes = p->counters().populated_bytes;
   }

@@ -25,6 +25,22 @@ TEST(RamTierTest, HitAfterInsertAndCounters) {
   EXPECT_GE(c.bytes_used, 100u);
 }
 
+// The daemon's heap prefaulter is nudged through this hook: once per blob the tier took, not for
+// a key it holds already or a blob it refused.
+TEST(RamTierTest, TheGrowthHookIsCalledForEachBlobTaken) {
+  int calls = 0;
+  RamTier tier(16 << 20, 1000, [&] { ++calls; });
+  tier.Insert(1, MakeBlob(100));
+  tier.Insert(2, MakeBlob(100));
+  EXPECT_EQ(calls, 2);
+  tier.Insert(1, MakeBlob(100));  // held already
+  tier.Insert(3, MakeBlob(size_t{32} << 20));  // larger than a shard: refused
+  EXPECT_EQ(calls, 2);
+  RamTier quiet(16 << 20, 1000);  // no hook: inserts as before
+  quiet.Insert(1, MakeBlob(100));
+  EXPECT_NE(quiet.Lookup(1), nullptr);
+}
+
 TEST(RamTierTest, NeverExceedsBudget) {
   const uint64_t budget = 1 << 20;
   RamTier tier(budget, 2000);

@@ -184,11 +184,14 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   // Only in shared-limit mode: otherwise memory is not short, and a blob per mapping costs
   // page faults on every fill and, for a large tier of medium files, many mappings.
   if (SharedLimitMode(opts)) TuneAllocator();
+  HeapPrefaulter* prefaulter = nullptr;
   if (huge_heap) {
     spdlog::info("malloc heap on transparent huge pages ({})", kHugeHeapTunables);
     // The heap grows top_pad at a time: have each step populated before the RAM tier reaches
     // it. Here, in the daemon: a thread would not survive the fork.
-    if (!HeapPrefaulter::InstallForHeap()) {
+    prefaulter = HeapPrefaulter::InstallForHeap();
+    opts.fs.heap_prefaulter = prefaulter;
+    if (prefaulter == nullptr) {
       spdlog::info("heap not populated ahead: the kernel lacks MADV_POPULATE_WRITE (Linux 5.14)");
     }
     opts.fs.heap_on_huge_pages = true;
@@ -198,6 +201,8 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
   cache::TierStackOptions to;
   to.ram_bytes = opts.fs.ram_cache_bytes;
   to.expected_keys = files;
+  // The RAM tier grows the heap: each insert nudges the prefaulter.
+  if (prefaulter != nullptr) to.ram_grew = [prefaulter] { prefaulter->Nudge(); };
   to.name_space = dataset->Identity();
   to.ssd_dir = opts.cache_dir;
   to.ssd_bytes = opts.ssd_cache_bytes;
