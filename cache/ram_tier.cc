@@ -1,6 +1,5 @@
 #include "cache/ram_tier.h"
 
-
 namespace mmfs::cache {
 
 RamTier::RamTier(uint64_t budget_bytes, uint64_t expected_keys, std::function<void()> grew)

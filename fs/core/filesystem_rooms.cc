@@ -86,7 +86,8 @@ void Filesystem::MakeRooms() {
     filler_ = std::make_unique<Filler>(*dataset_, *origin_, *tiers_, options_.fill, [this] {
       return misses_ != nullptr ? misses_->Counters().running : 0;
     });
-    // Stopped after the miss threads (the destructor), so the loader never sees it gone.
+    // Cleared from the loader before the fill goes (the destructor, after the miss threads; the
+    // FUSE threads, the other caller of Load, are stopped before the Filesystem goes).
     loader_->SetPeerFetches(filler_->peer_fetches());
   }
   if (options_.reader_accounting) {
@@ -108,9 +109,10 @@ void Filesystem::MakeRooms() {
 }
 
 Filesystem::~Filesystem() {
-  // Threads first (the miss threads, the reader sampler, warm-up, then the prefetch workers),
-  // while what they use still exists.
+  // Threads first (the miss threads, the fill, the reader sampler, warm-up, then the prefetch
+  // workers), while what they use still exists.
   StopMissThreads();
+  loader_->SetPeerFetches(nullptr);
   filler_.reset();
   if (readers_ != nullptr) readers_->StopSampler();
   warmup_.reset();

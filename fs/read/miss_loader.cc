@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fs/origin/read_deadline.h"
 #include "fs/read/extent_plan.h"
 #include "fs/read/neighbour_walk.h"
 
@@ -80,7 +81,7 @@ Result<cache::Blob> MissLoader::Load(const TreeFile& f, MemberBuffer& buffer) {
   cache::ClusterTier* cluster = tiers_.cluster();
   if (cluster != nullptr) {
     if (cache::Blob b = LookupSample(f, members, buffer)) return b;
-    if (cache::Blob b = WaitForPeer(f, members, buffer)) return b;
+    if (cache::Blob b = WaitForPeer(f, buffer)) return b;
   }
   Result<cache::Blob> wanted =
       f.tree == 0 ? LoadOriginal(f, std::move(base), buffer) : LoadViewSample(f, members, buffer);
@@ -116,25 +117,34 @@ cache::Blob MissLoader::LookupSample(const TreeFile& f, const std::vector<TreeFi
   return nullptr;
 }
 
-cache::Blob MissLoader::WaitForPeer(const TreeFile& f, const std::vector<TreeFile>& members,
-                                    MemberBuffer& buffer) {
+cache::Blob MissLoader::WaitForPeer(const TreeFile& f, MemberBuffer& buffer) {
   PeerFetches* peers = peers_.load(std::memory_order_acquire);
   if (peers == nullptr || f.tree != 0 || !peers->FetchingElsewhere(f.entry.index)) return nullptr;
   // The holder writes each file to the cluster as its read lands, before the chunk is marked
-  // done: a short poll finds it within a request's time, without a second store read.
+  // done: a short poll finds it about when the holder's read ends, without a second store read.
+  // The poll asks for `f` alone: the first look-up (LookupSample in Load) asked for its members.
   constexpr std::chrono::milliseconds kPoll{20};
   peers->CountDemandWait(false);
-  const auto deadline = std::chrono::steady_clock::now() + peers->DemandWait();
+  const auto now = std::chrono::steady_clock::now();
+  auto deadline = now + peers->DemandWait();
+  if (const auto read_deadline = origin::CurrentReadDeadline()) {
+    deadline = std::min(deadline, now + (*read_deadline - now) / 2);
+  }
+  const std::vector<TreeFile> alone{f};
   cache::Blob b;
   for (;;) {
     std::this_thread::sleep_for(kPoll);
-    if ((b = LookupSample(f, members, buffer)) != nullptr) break;
+    if ((b = LookupSample(f, alone, buffer)) != nullptr) break;
     if (!peers->FetchingElsewhere(f.entry.index)) {
       // Done (or given up) between the look-up and the question: one more look-up.
-      b = LookupSample(f, members, buffer);
+      b = LookupSample(f, alone, buffer);
       break;
     }
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (origin::ReadsStopping()) break;  // the daemon is going away
+    if (std::chrono::steady_clock::now() >= deadline) {
+      peers->WaitedOut(f.entry.index);
+      break;
+    }
   }
   if (b != nullptr) peers->CountDemandWait(true);
   return b;

@@ -11,8 +11,8 @@
 //  3. with a cluster tier, the whole sample in one multi-get (one round trip, not one per file):
 //     f found there is served, the other members wait in the prefetch buffer; an original that
 //     another host of the job is fetching into the cluster now (PeerFetches) is waited for
-//     there, the multi-get repeated every 20 ms, until it lands, its holder ends, or the
-//     demand wait passes;
+//     there, looked up every 20 ms, until it lands, its holder ends, the daemon stops, or the
+//     demand wait (or half of what is left of the READ's deadline) passes;
 //  4. an original: the run of members around f the RAM tier lacks, in one read of its shard
 //     (OriginReader::LoadSample); from a slow origin the extent around them instead (the extent
 //     plan, extent_plan.h: steps 1 and 2 on the extent reader's state, the index walk, step 3),
@@ -82,8 +82,9 @@ class MissLoader {
   MissLoader(const format::Dataset& dataset, OriginReader& origin, ViewFiles& views,
              cache::TierStack& tiers, ExtentReader& extents, MissLoaderOptions options);
 
-  // The fill shared with the job's other hosts, once it exists (null: none); must outlive the
-  // loader's use of it (the Filesystem stops the miss threads before the fill).
+  // The fill shared with the job's other hosts, once it exists (null: none); must outlive every
+  // Load that may use it (the Filesystem stops the FUSE and miss threads, then clears it, before
+  // the fill goes).
   void SetPeerFetches(PeerFetches* peers) { peers_.store(peers, std::memory_order_release); }
 
   // `e` and the other files of its sample that lie next to it in the index and back to back in
@@ -114,8 +115,7 @@ class MissLoader {
                            MemberBuffer& buffer);
   // Step 3's wait: original `f`, which another host is fetching into the cluster, looked up
   // there until it lands (its bytes), its holder ends or the demand wait passes (null).
-  cache::Blob WaitForPeer(const TreeFile& f, const std::vector<TreeFile>& members,
-                          MemberBuffer& buffer);
+  cache::Blob WaitForPeer(const TreeFile& f, MemberBuffer& buffer);
   // Step 4 for an original: `base` (SampleMembers) from its shard, or the extent around it.
   Result<cache::Blob> LoadOriginal(const TreeFile& f, std::vector<format::Entry> base,
                                    MemberBuffer& buffer);

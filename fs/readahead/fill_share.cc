@@ -56,6 +56,7 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chun
   mine_.assign(chunks_.size(), false);
   counted_.assign(chunks_.size(), false);
   rechecked_.assign(chunks_.size(), false);
+  no_wait_until_.assign(chunks_.size(), ShareClock::time_point());
   waited_since_.assign(chunks_.size(), ShareClock::time_point());
   stats_.chunks = chunks_.size();
   stats_.own_chunks = 0;
@@ -240,28 +241,40 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
   return false;
 }
 
+size_t FillShare::ChunkOfLocked(uint64_t entry) const {
+  // The chunks are in index order: the last whose first file is at or before `entry`.
+  auto after = std::upper_bound(
+      chunks_.begin(), chunks_.end(), entry,
+      [](uint64_t e, const std::vector<format::Entry>& chunk) { return e < chunk.front().index; });
+  if (after == chunks_.begin()) return chunks_.size();
+  const size_t c = static_cast<size_t>(after - chunks_.begin()) - 1;
+  const std::vector<format::Entry>& files = chunks_[c];
+  if (entry > files.back().index ||
+      !std::binary_search(files.begin(), files.end(), entry,
+                          [](const auto& a, const auto& b) { return Index(a) < Index(b); })) {
+    return chunks_.size();  // past the chunk, or between two of its files: one not fetched
+  }
+  return c;
+}
+
 bool FillShare::FetchingElsewhere(uint64_t entry) {
   std::string claim, done;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // The chunks are in index order: the last whose first file is at or before `entry`.
-    auto after = std::upper_bound(
-        chunks_.begin(), chunks_.end(), entry,
-        [](uint64_t e, const std::vector<format::Entry>& chunk) { return e < chunk.front().index; });
-    if (after == chunks_.begin()) return false;
-    const size_t c = static_cast<size_t>(after - chunks_.begin()) - 1;
-    const std::vector<format::Entry>& files = chunks_[c];
-    if (entry > files.back().index || mine_[c]) return false;
-    if (!std::binary_search(files.begin(), files.end(), entry,
-                            [](const auto& a, const auto& b) { return Index(a) < Index(b); })) {
-      return false;  // between two of the chunk's files: one the fill does not fetch
-    }
+    const size_t c = ChunkOfLocked(entry);
+    if (c == chunks_.size() || mine_[c] || ShareClock::now() < no_wait_until_[c]) return false;
     claim = ClaimName(c);
     done = DoneName(c);
   }
   // A claim without a done mark: its holder is reading it (a done chunk keeps its claim only
   // for the moment between the two marks).
   return cluster_.HasMark(claim).value_or(false) && !cluster_.HasMark(done).value_or(true);
+}
+
+void FillShare::WaitedOut(uint64_t entry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const size_t c = ChunkOfLocked(entry);
+  if (c < chunks_.size()) no_wait_until_[c] = ShareClock::now() + options_.claim_ttl;
 }
 
 void FillShare::CountDemandWait(bool served) {

@@ -40,8 +40,8 @@ struct FillShareOptions {
   std::chrono::milliseconds peer_wait{20000};   // a chunk another host holds, waited for at most
   std::chrono::milliseconds peer_retry{100};    // between looks at a chunk not done yet
   // A demand miss of a file in a chunk another host holds, waited for at most (PeerFetches):
-  // a chunk is claimed as its read starts, so it lands within a request's time unless its
-  // holder is in trouble.
+  // a chunk is claimed as its reads start, so its files land within a few requests' time unless
+  // its holder is in trouble.
   std::chrono::milliseconds demand_wait{3000};
 };
 
@@ -83,8 +83,10 @@ class FillShare final : public PeerFetches {
   bool AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_t missing);
 
   // PeerFetches, for the demand misses of this host: a chunk another host claimed (its claim
-  // mark there, this host not its holder) and not yet done.
+  // mark there, this host not its holder) and not yet done, unless a wait for it ran out less
+  // than `claim_ttl` ago.
   bool FetchingElsewhere(uint64_t entry) override;
+  void WaitedOut(uint64_t entry) override;
   std::chrono::milliseconds DemandWait() const override { return options_.demand_wait; }
   void CountDemandWait(bool served) override;
 
@@ -116,6 +118,10 @@ class FillShare final : public PeerFetches {
   // Found done with files missing once already: the cluster was read again before the store
   // (the holder may have finished between the read and the look at its mark); guarded by mu_.
   std::vector<bool> rechecked_;
+  // Until when readers' misses do not wait for each chunk (a wait for it ran out); guarded by mu_.
+  std::vector<std::chrono::steady_clock::time_point> no_wait_until_;
+  // The chunk holding entry `entry`, or chunks_.size(). REQUIRES: mu_.
+  size_t ChunkOfLocked(uint64_t entry) const;
   // When each chunk first waited for another host; guarded by mu_.
   std::vector<std::chrono::steady_clock::time_point> waited_since_;
   unsigned outstanding_ = 0;    // tasks and claims under way; guarded by mu_

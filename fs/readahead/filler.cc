@@ -537,7 +537,7 @@ FillStats Filler::Stats() const {
     s.present_bytes += s.hosts.present_bytes;
   }
   s.in_flight = in_flight_;
-  s.in_flight_target = climb_.target();
+  s.in_flight_target = started_ != FillClock::time_point() ? climb_.target() : 0;
   s.bytes_per_second = last_rate_;
   const uint64_t covered = s.fetched_bytes + s.present_bytes;
   if (state_ == "filling" && last_rate_ > 0 && covered < s.target_bytes) {

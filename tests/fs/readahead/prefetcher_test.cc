@@ -401,9 +401,9 @@ TEST_F(PrefetcherTest, WhilePushIsOffHeldFilesAreSkippedAndCounted) {
 
 TEST_F(PrefetcherTest, DestroyingWaitsForTheRunningJobAndDropsTheQueuedOnes) {
   Make();
-  // A slow store (slow enough that the test reaches the destructor while the first read waits),
-  // and two jobs: the hint's files go in jobs of 64.
-  origin_->SetReadDelay(std::chrono::milliseconds(1000));
+  // A slow store (slow enough that the test reaches the destructor while the first read waits,
+  // even on a loaded machine under a sanitizer), and two jobs: the hint's files go in jobs of 64.
+  origin_->SetReadDelay(std::chrono::milliseconds(3000));
   std::vector<std::string> lines;
   for (int i = 0; i < 100; ++i) lines.push_back(PrefetcherPath(i));
   Hint(lines);
