@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -20,6 +21,19 @@
 #include "fs/origin/local_file_origin.h"
 
 namespace mmfs::testing {
+
+// The entry at `path` (relative to the root, '/'-separated) of `dataset`, found name by name
+// from the root as a lookup through the mount would; NotFound where a name is missing.
+inline Result<format::Entry> EntryAtPath(const format::Dataset& dataset, const std::string& path) {
+  auto e = dataset.GetEntry(0);
+  size_t start = 0;
+  while (e.ok() && start < path.size()) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    e = dataset.LookupChild(*e, path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return e;
+}
 
 // `dataset`'s shards as origin::kDatasetTree of a LocalFileOrigin rooted at its directory; a
 // test failure if they do not open.

@@ -20,6 +20,7 @@
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
 #include "tests/integration/mount_helper.h"
+#include "tests/origin_helper.h"
 #include "tests/test_util.h"
 
 namespace mmfs::testing {
@@ -45,14 +46,7 @@ class PackSafetyTest : public ::testing::Test {
     if (index == 0) {
       auto ds = format::Dataset::Open(dst());
       ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-      auto e = (*ds)->GetEntry(0);
-      size_t start = 0;
-      while (e.ok() && start < path.size()) {
-        size_t slash = path.find('/', start);
-        if (slash == std::string::npos) slash = path.size();
-        e = (*ds)->LookupChild(*e, path.substr(start, slash - start));
-        start = slash + 1;
-      }
+      auto e = testing::EntryAtPath(**ds, path);
       ASSERT_TRUE(e.ok()) << path;
       index = e->index;
     }

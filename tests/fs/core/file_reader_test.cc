@@ -26,6 +26,7 @@
 #include "fs/read/view_files.h"
 #include "fs/readahead/prefetcher.h"
 #include "tests/fakes/memory_origin.h"
+#include "tests/origin_helper.h"
 #include "tests/pack_helper.h"
 #include "tests/test_util.h"
 
@@ -123,13 +124,7 @@ class FileReaderTest : public ::testing::Test {
 
   // `path` as a file of the original tree.
   TreeFile File(const std::string& path) {
-    auto e = dataset_->GetEntry(0);
-    size_t start = 0;
-    while (e.ok() && start < path.size()) {
-      const size_t slash = std::min(path.find('/', start), path.size());
-      e = dataset_->LookupChild(*e, path.substr(start, slash - start));
-      start = slash + 1;
-    }
+    auto e = testing::EntryAtPath(*dataset_, path);
     EXPECT_TRUE(e.ok()) << path;
     if (!e.ok()) return TreeFile{};
     auto f = views_->Resolve(0, *e);

@@ -119,13 +119,7 @@ class ViewFilesTest : public ::testing::Test {
   }
 
   format::Entry At(const std::string& path) {
-    auto e = dataset_->GetEntry(0);
-    size_t start = 0;
-    while (e.ok() && start < path.size()) {
-      const size_t slash = std::min(path.find('/', start), path.size());
-      e = dataset_->LookupChild(*e, path.substr(start, slash - start));
-      start = slash + 1;
-    }
+    auto e = testing::EntryAtPath(*dataset_, path);
     EXPECT_TRUE(e.ok()) << path;
     return e.ok() ? *e : format::Entry{};
   }
