@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 #include <spdlog/spdlog.h>
 
 namespace mmfs::cache {
@@ -533,6 +534,35 @@ TierCounters ClusterTier::Counters() const {
   c.write_errors = errors_.load(std::memory_order_relaxed);
   c.dropped = dropped_.load(std::memory_order_relaxed);
   return c;
+}
+
+std::optional<uint64_t> ClusterTier::CapacityBytes() {
+  struct Sum {
+    uint64_t bytes = 0;
+    std::vector<const memcached_instance_st*> answered;
+  } sum;
+  const auto add = [](const memcached_instance_st* server, const char* key, size_t key_length,
+                      const char* value, size_t value_length, void* context) {
+    auto* s = static_cast<Sum*>(context);
+    const std::string_view k(key, key_length);
+    if (k != "limit_maxbytes" && k != "extstore_limit_maxbytes") return MEMCACHED_SUCCESS;
+    uint64_t n = 0;
+    for (size_t i = 0; i < value_length; ++i) {
+      if (value[i] < '0' || value[i] > '9' || n > (UINT64_MAX - 9) / 10) return MEMCACHED_SUCCESS;
+      n = n * 10 + static_cast<uint64_t>(value[i] - '0');
+    }
+    s->bytes += n;
+    if (std::find(s->answered.begin(), s->answered.end(), server) == s->answered.end()) {
+      s->answered.push_back(server);
+    }
+    return MEMCACHED_SUCCESS;
+  };
+  Client client(pool_);
+  if (client.get() == nullptr) return std::nullopt;
+  // Its result is the last server's; a server that failed simply added nothing.
+  (void)memcached_stat_execute(client.get(), nullptr, add, &sum);
+  if (sum.answered.empty()) return std::nullopt;
+  return sum.bytes;
 }
 
 ClusterCounters ClusterTier::ClusterStats() const {

@@ -95,6 +95,10 @@ class ClusterTier final : public CacheTier {
   // per server (plus one for the parts of values larger than an item).
   std::unordered_map<CacheKey, Blob> LookupMany(const std::vector<CacheKey>& keys);
   ClusterCounters ClusterStats() const;
+  // What the servers that answer can hold, in bytes: each one's memory (limit_maxbytes) plus its
+  // extstore (extstore_limit_maxbytes), summed; nullopt if none answered. A server that does not
+  // answer counts nothing, so the figure errs small. One `stats` request per server.
+  std::optional<uint64_t> CapacityBytes();
   // Waits until everything queued so far is written (tests, shutdown).
   void Flush() override;
 

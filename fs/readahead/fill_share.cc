@@ -30,7 +30,8 @@ std::string FillShare::ClaimName(size_t chunk) const { return ChunkName(chunk) +
 
 std::string FillShare::DoneName(size_t chunk) const { return ChunkName(chunk) + "/done"; }
 
-void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chunk_bytes,
+void FillShare::Plan(const format::Dataset& dataset, uint64_t keep_end, uint64_t end,
+                     uint64_t chunk_bytes,
                      const std::function<bool(const format::Entry&)>& fetchable) {
   std::vector<std::vector<format::Entry>> chunks;
   std::vector<format::Entry> run;
@@ -40,7 +41,8 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chun
     if (!e.ok() || !fetchable(*e)) continue;
     const uint64_t last = e->record.data_offset + e->size();
     if (!run.empty() && (e->record.shard != run.front().record.shard ||
-                         e->record.data_offset < first || last - first > chunk_bytes)) {
+                         e->record.data_offset < first || last - first > chunk_bytes ||
+                         (run.front().index < keep_end) != (i < keep_end))) {
       chunks.push_back(std::move(run));
       run.clear();
     }
@@ -53,6 +55,13 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t end, uint64_t chun
   chunks_ = std::move(chunks);
   chunk_bytes_ = chunk_bytes;
   own_.assign(chunks_.size(), false);
+  cluster_only_.assign(chunks_.size(), false);
+  settled_.assign(chunks_.size(), false);
+  stats_.cluster_only_chunks = 0;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    cluster_only_[c] = chunks_[c].front().index >= keep_end;
+    if (cluster_only_[c]) ++stats_.cluster_only_chunks;
+  }
   mine_.assign(chunks_.size(), false);
   counted_.assign(chunks_.size(), false);
   rechecked_.assign(chunks_.size(), false);
@@ -80,8 +89,35 @@ void FillShare::Replan(const std::function<bool(const std::vector<format::Entry>
   order_.clear();
   waiting_.clear();
   for (size_t c = 0; c < chunks_.size(); ++c) {
-    if (missing(chunks_[c])) order_.push_back(c);
+    if (cluster_only_[c] ? !settled_[c] : missing(chunks_[c])) order_.push_back(c);
   }
+}
+
+std::optional<FillShare::Task> FillShare::NextClusterOnlyLocked(size_t c,
+                                                               std::unique_lock<std::mutex>& lock) {
+  if (settled_[c]) return std::nullopt;
+  ++outstanding_;
+  lock.unlock();
+  auto claim = cluster_.AddMark(ClaimName(c), options_.claim_ttl);
+  const bool done = claim == cache::ClusterTier::MarkResult::kAdded &&
+                    cluster_.HasMark(DoneName(c)).value_or(false);
+  if (done) cluster_.DeleteMark(ClaimName(c));
+  lock.lock();
+  --outstanding_;
+  // Done already, another host's, or its server silent (a write there would be lost too):
+  // nothing for this host to do; its readers find the files in the cluster or the store.
+  if (claim != cache::ClusterTier::MarkResult::kAdded || done) {
+    settled_[c] = true;
+    return std::nullopt;
+  }
+  ++outstanding_;
+  mine_[c] = true;
+  Task task;
+  task.kind = Kind::kStore;
+  task.chunk = c;
+  task.files = chunks_[c];
+  task.cluster_only = true;
+  return task;
 }
 
 FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>& held) {
@@ -92,6 +128,10 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
     if (!order_.empty()) {
       const size_t c = order_.front();
       order_.pop_front();
+      if (cluster_only_[c]) {
+        if (auto t = NextClusterOnlyLocked(c, lock)) return std::move(*t);
+        continue;
+      }
       std::vector<format::Entry> held_files;
       for (const format::Entry& e : chunks_[c]) {
         (held(e) ? held_files : task.files).push_back(e);
@@ -169,6 +209,11 @@ void FillShare::Fetched(size_t chunk, bool complete) {
     mine = mine_[chunk];
     mine_[chunk] = false;
     if (complete && mine) ++stats_.claimed_chunks;
+    if (complete && cluster_only_[chunk]) {
+      settled_[chunk] = true;
+      ++stats_.cluster_only_fetched_chunks;
+      for (const format::Entry& e : chunks_[chunk]) stats_.cluster_only_fetched_bytes += e.size();
+    }
   }
   // Done: the claim goes (a host that comes later wins it, sees the done mark and reads the
   // cluster). Not done: the claim goes too, for another pass or host to take.

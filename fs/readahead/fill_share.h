@@ -15,6 +15,12 @@
 // miss of a file in a chunk another host holds waits for the cluster too (PeerFetches, at most
 // `demand_wait`), so that readers faster than the fill do not read the store once per host.
 //
+// When this host's tier keeps only a share of the dataset but the cluster can hold all of it,
+// the chunks past the share are cluster-only: claimed and read from the store as the others,
+// but written to the cluster alone; a cluster-only chunk another host holds or has done is
+// left to it (this host's readers find its files in the cluster). The job's fill then brings
+// the whole dataset into the cluster once, and each host keeps its share.
+//
 // Ownership: borrows the cluster tier, which must outlive it. Thread-safety: all methods are
 // thread-safe; no lock is held over a request to the cluster.
 #pragma once
@@ -24,6 +30,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,10 +57,12 @@ class FillShare final : public PeerFetches {
  public:
   FillShare(cache::ClusterTier& cluster, FillShareOptions options);
 
-  // Cuts entries [0, end) into chunks (`fetchable` says which entries count) and orders them.
-  void Plan(const format::Dataset& dataset, uint64_t end, uint64_t chunk_bytes,
+  // Cuts entries [0, end) into chunks (`fetchable` says which entries count) and orders them;
+  // those of entries [keep_end, end) are cluster-only (keep_end <= end; a chunk never spans it).
+  void Plan(const format::Dataset& dataset, uint64_t keep_end, uint64_t end, uint64_t chunk_bytes,
             const std::function<bool(const format::Entry&)>& fetchable);
-  // Orders again the chunks whose files `missing` says are not all held (a later pass).
+  // Orders again the chunks whose files `missing` says are not all held, and the cluster-only
+  // chunks whose read from the store did not complete (a later pass).
   void Replan(const std::function<bool(const std::vector<format::Entry>&)>& missing);
 
   enum class Kind {
@@ -67,6 +76,7 @@ class FillShare final : public PeerFetches {
     size_t chunk = 0;
     std::vector<format::Entry> files;  // to read (the chunk's files the tier lacks)
     std::vector<format::Entry> held;   // kStore: the chunk's files the tier holds, to publish
+    bool cluster_only = false;         // kStore: written to the cluster, not kept here
     std::chrono::steady_clock::time_point due;  // kWait: when to ask again
   };
   // The next chunk to work on; `files` are those `held` does not say the target holds. May
@@ -110,6 +120,10 @@ class FillShare final : public PeerFetches {
   mutable std::mutex mu_;
   std::vector<std::vector<format::Entry>> chunks_;  // guarded by mu_ (set by Plan)
   std::vector<bool> own_;                           // guarded by mu_
+  std::vector<bool> cluster_only_;                  // guarded by mu_ (set by Plan)
+  // A cluster-only chunk that needs nothing more from this host: read into the cluster, or
+  // left to another host; guarded by mu_.
+  std::vector<bool> settled_;
   uint64_t chunk_bytes_ = 0;                        // guarded by mu_
   std::deque<size_t> order_;                        // to claim; guarded by mu_
   std::deque<Waiting> waiting_;                     // held by others; guarded by mu_
@@ -120,6 +134,9 @@ class FillShare final : public PeerFetches {
   std::vector<bool> rechecked_;
   // Until when readers' misses do not wait for each chunk (a wait for it ran out); guarded by mu_.
   std::vector<std::chrono::steady_clock::time_point> no_wait_until_;
+  // Next() for cluster-only chunk `c`: claims it (mu_ released meanwhile) and returns its task,
+  // or nothing when it needs nothing from this host. REQUIRES: mu_ held by `lock`.
+  std::optional<Task> NextClusterOnlyLocked(size_t c, std::unique_lock<std::mutex>& lock);
   // The chunk holding entry `entry`, or chunks_.size(). REQUIRES: mu_.
   size_t ChunkOfLocked(uint64_t entry) const;
   // When each chunk first waited for another host; guarded by mu_.

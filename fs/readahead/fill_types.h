@@ -40,6 +40,9 @@ struct FillOptions {
 struct FillHostsStats {
   uint64_t chunks = 0, own_chunks = 0;  // the plan's chunks; those hashing to this host
   uint64_t claimed_chunks = 0;          // read from the store by this host
+  // Past this host's share (its tier keeps only a share; the cluster holds the dataset): of the
+  // plan, and those this host read from the store into the cluster, with their bytes.
+  uint64_t cluster_only_chunks = 0, cluster_only_fetched_chunks = 0, cluster_only_fetched_bytes = 0;
   uint64_t peer_chunks = 0;             // read from the cluster, whole
   uint64_t peer_files = 0, peer_bytes = 0;  // read from the cluster
   uint64_t waited_out_chunks = 0;  // another host's, read from the store after a wait or its loss

@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -19,6 +20,9 @@ using FillClock = std::chrono::steady_clock;
 constexpr int kMaxPasses = 3;
 // Reads that found nothing, one after the other, before the fill stops.
 constexpr int kMaxFailuresInARow = 8;
+// The most of the cluster's capacity a dataset may take for the fill to put all of it there
+// (other datasets, memcached's own overheads and its slab classes take the rest).
+constexpr double kClusterShareOfCapacity = 0.75;
 }  // namespace
 
 Result<FillMode> ParseFillMode(std::string_view word) {
@@ -137,11 +141,23 @@ void Filler::Plan() {
       if (target_->Contains(i)) target_->Erase(i);
     }
   }
+  uint64_t cluster_end = share_end;
+  if (hosts_ != nullptr && share) {
+    // The rest goes to the cluster when its servers can hold the whole dataset with room to
+    // spare: the job then reads each byte from the store once, and no host's readers read the
+    // rest sample by sample. A cluster that cannot would only evict what the job reads next.
+    const std::optional<uint64_t> capacity = cluster_->CapacityBytes();
+    if (capacity && static_cast<double>(bytes) <=
+                        static_cast<double>(*capacity) * kClusterShareOfCapacity) {
+      cluster_end = entries;
+    }
+  }
   if (hosts_ != nullptr) {
-    hosts_->Plan(dataset_, share_end, options_.chunk_bytes,
+    hosts_->Plan(dataset_, share_end, cluster_end, options_.chunk_bytes,
                  [this](const format::Entry& e) { return Fetchable(e); });
   }
   std::lock_guard<std::mutex> lock(mu_);
+  cluster_rest_ = cluster_end > share_end;
   share_ = share;
   end_ = share_end;
   target_files_ = share ? share_files : files;
@@ -235,7 +251,9 @@ void Filler::Control() {
                FillModeName(options_.mode), share_ ? "a share of" : "all", target_files_,
                FormatBytes(target_bytes_), target_->name(),
                share_ ? " (the dataset, " + FormatBytes(dataset_bytes_) + ", does not fit its " +
-                            FormatBytes(budget_) + ")"
+                            FormatBytes(budget_) + ")" +
+                            (cluster_rest_ ? "; the rest, with the job's hosts, into the cluster"
+                                           : "")
                       : "");
   climb_ = InFlightClimb(options_.first_in_flight, MaxInFlight());
   std::vector<std::thread> workers;
@@ -411,7 +429,7 @@ void Filler::NoteReadLocked(uint64_t found, uint64_t wanted) {
   }
 }
 
-uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files) {
+uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files, bool cluster_only) {
   // Runs of neighbours: a file held already between two others splits them, unless it is
   // small enough that reading over it costs less than a second request.
   constexpr uint64_t kMaxGap = 64 << 10;
@@ -439,7 +457,7 @@ uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files) {
       ++found;
       // The other hosts read it from the cluster: written before the chunk is marked done.
       if (cluster_ != nullptr) cluster_->InsertNow(e.index, blob);
-      Store(e, std::move(blob));
+      if (!cluster_only) Store(e, std::move(blob));
     });
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -461,7 +479,7 @@ void Filler::WorkShared(std::unique_lock<std::mutex>& lock) {
     uint64_t found = 0, wanted = 0;
     if (task.kind == FillShare::Kind::kStore) {
       wanted = task.files.size();
-      found = FetchFromStore(task.files);
+      found = FetchFromStore(task.files, task.cluster_only);
       // The chunk's files this host held already go to the cluster too: the chunk is then
       // whole there when it is marked done.
       for (const format::Entry& e : task.held) {
@@ -488,7 +506,7 @@ void Filler::WorkShared(std::unique_lock<std::mutex>& lock) {
       if (hosts_->AfterPeers(task.chunk, task.files.size() - missing.size(), bytes,
                              missing.size())) {
         wanted = missing.size();
-        found = FetchFromStore(missing);
+        found = FetchFromStore(missing, /*cluster_only=*/false);
         hosts_->Fetched(task.chunk, found == wanted);
       }
     }

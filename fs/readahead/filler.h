@@ -32,6 +32,9 @@
 //
 // With a cluster tier the job's hosts share the fill: each reads from the store the chunks it
 // claims and writes them to the cluster; the rest it reads from the cluster (fill_share.h).
+// When the tier keeps only a share and the cluster's servers can hold the whole dataset (three
+// quarters of their memory and extstore, as memcached's `stats` report them), the chunks past
+// the share are fetched too, into the cluster only, so the job's readers find everything there.
 //
 // Ownership: borrows the dataset, the origin reader and the tier stack, which must outlive it;
 // owns its threads (the controller and up to max_in_flight workers), stopped and joined by the
@@ -89,9 +92,9 @@ class Filler {
   void Work();     // a worker thread
   // A worker of a fill shared with other hosts. REQUIRES: mu_ (held on entry, released within).
   void WorkShared(std::unique_lock<std::mutex>& lock);
-  // Reads `files` from the store in runs of neighbours, stores what came (and, shared, writes it
-  // to the cluster); returns how many came.
-  uint64_t FetchFromStore(const std::vector<format::Entry>& files);
+  // Reads `files` from the store in runs of neighbours, stores what came unless `cluster_only`
+  // (and, shared, writes it to the cluster); returns how many came.
+  uint64_t FetchFromStore(const std::vector<format::Entry>& files, bool cluster_only);
   // After a read that brought `found` of `wanted` files: backoff and the failure count.
   // REQUIRES: mu_.
   void NoteReadLocked(uint64_t found, uint64_t wanted);
@@ -134,6 +137,7 @@ class Filler {
   std::string state_ = "waiting";  // guarded by mu_
   std::string trigger_;            // guarded by mu_
   bool share_ = false;             // guarded by mu_
+  bool cluster_rest_ = false;      // shared, the rest past the share into the cluster; mu_
   uint64_t dataset_bytes_ = 0, budget_ = 0;  // what the plan saw; guarded by mu_
   int pass_ = 1;                   // guarded by mu_
   uint64_t batches_done_ = 0;      // guarded by mu_

@@ -425,6 +425,12 @@ inline constexpr Field<FillHostsStats> kFillHostsFields[] = {
               "Chunks of a fill shared with the job's hosts that this host read from the "
               "store.")),
     F("peer_chunks", &FillHostsStats::peer_chunks),
+    F("cluster_only.chunks", &FillHostsStats::cluster_only_chunks),
+    F("cluster_only.fetched_chunks", &FillHostsStats::cluster_only_fetched_chunks),
+    F("cluster_only.fetched_bytes", &FillHostsStats::cluster_only_fetched_bytes,
+      Counter("mmfs_fill_cluster_only_bytes_total",
+              "Bytes past this host's share that it read from the store into the cluster "
+              "alone, for the job's other hosts and its own readers.")),
     F("peer.files", &FillHostsStats::peer_files),
     F("peer.bytes", &FillHostsStats::peer_bytes,
       Counter("mmfs_fill_peer_bytes_total",

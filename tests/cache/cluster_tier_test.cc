@@ -121,6 +121,19 @@ TEST_F(ClusterTierTest, DamagedValuesAreNeverServed) {
   EXPECT_EQ(*t->Lookup(1), *v);
 }
 
+// Each server started with -m 64 and no extstore: 64 MiB each, and what a dead one held counts
+// nothing.
+TEST_F(ClusterTierTest, CapacityIsWhatTheAnsweringServersCanHold) {
+  auto t = Open();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->CapacityBytes(), std::optional<uint64_t>(3 * (uint64_t{64} << 20)));
+  servers_[2].Kill();
+  EXPECT_EQ(t->CapacityBytes(), std::optional<uint64_t>(2 * (uint64_t{64} << 20)));
+  servers_[0].Kill();
+  servers_[1].Kill();
+  EXPECT_EQ(t->CapacityBytes(), std::nullopt);
+}
+
 TEST_F(ClusterTierTest, ADeadServerIsAMissNeverAnErrorAndOnlyItsShareIsLost) {
   auto t = Open();
   ASSERT_TRUE(t);

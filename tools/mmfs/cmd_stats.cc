@@ -100,6 +100,13 @@ void PrintFill(const fs::FillStats& f) {
                 FormatCount(f.hosts.claimed_chunks).c_str(), FormatCount(f.hosts.chunks).c_str(),
                 FormatCount(f.hosts.own_chunks).c_str(), FormatCount(f.hosts.peer_chunks).c_str(),
                 FormatBytes(f.hosts.peer_bytes).c_str(), FormatCount(f.hosts.waited_out_chunks).c_str());
+    if (f.hosts.cluster_only_chunks > 0) {
+      std::printf("            past this host's share, into the cluster alone: %s of %s chunks "
+                  "(%s) by this host\n",
+                  FormatCount(f.hosts.cluster_only_fetched_chunks).c_str(),
+                  FormatCount(f.hosts.cluster_only_chunks).c_str(),
+                  FormatBytes(f.hosts.cluster_only_fetched_bytes).c_str());
+    }
     if (f.hosts.demand_waits > 0) {
       std::printf("            readers' misses another host was fetching: %s waited, %s found in "
                   "the cluster\n",

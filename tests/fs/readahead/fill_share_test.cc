@@ -92,7 +92,8 @@ class FillShareTest : public ::testing::Test {
   }
   // A host whose own server is `self` (empty: none), its fill started with `peer_wait`; each
   // store read takes 30 ms, so that two hosts started together both get to claim chunks.
-  std::unique_ptr<Host> StartHost(const std::string& self, std::chrono::milliseconds peer_wait) {
+  std::unique_ptr<Host> StartHost(const std::string& self, std::chrono::milliseconds peer_wait,
+                                  uint64_t ram_bytes = 64 << 20) {
     auto h = std::make_unique<Host>();
     auto ds = format::Dataset::Open(*dir_ / "ds");
     EXPECT_TRUE(ds.ok());
@@ -111,7 +112,7 @@ class FillShareTest : public ::testing::Test {
     auto cluster = cache::ClusterTier::Open(c);
     EXPECT_TRUE(cluster.ok());
     if (!cluster.ok()) return nullptr;
-    h->tiers = std::make_unique<cache::TierStack>(64 << 20, h->dataset->manifest().files, nullptr,
+    h->tiers = std::make_unique<cache::TierStack>(ram_bytes, h->dataset->manifest().files, nullptr,
                                                   std::move(cluster).value());
     FillOptions o;
     o.mode = FillMode::kOn;
@@ -183,6 +184,41 @@ TEST_F(FillShareTest, AServerLostAfterTheFillCostsStoreReadsNotFiles) {
   EXPECT_LT(b->io->bytes.load(), ShardBytes(*b));
 }
 
+// Each host's tier holds about half the dataset, the cluster all of it: the job's fill brings
+// every file into the cluster once, and each host keeps only its share.
+TEST_F(FillShareTest, HostsThatKeepAShareStillFillTheClusterWithTheWholeDataset) {
+  constexpr uint64_t kRam = kShareFiles * kShareFileBytes / 2;
+  auto a = StartHost(Addresses()[0], 20s, kRam);
+  auto b = StartHost(Addresses()[1], 20s, kRam);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->filler->WaitDone(60s));
+  ASSERT_TRUE(b->filler->WaitDone(60s));
+  const FillStats sa = a->filler->Stats(), sb = b->filler->Stats();
+  ASSERT_TRUE(sa.share && sb.share);
+  for (const Host* h : {a.get(), b.get()}) {
+    EXPECT_GT(h->HeldExactly(), kShareFiles / 4);
+    EXPECT_LT(h->HeldExactly(), kShareFiles * 3 / 4) << "a host keeps its share, no more";
+  }
+  EXPECT_GT(sa.hosts.cluster_only_chunks, 0u);
+  EXPECT_EQ(sa.hosts.cluster_only_chunks, sb.hosts.cluster_only_chunks);
+  EXPECT_EQ(sa.hosts.cluster_only_fetched_chunks + sb.hosts.cluster_only_fetched_chunks,
+            sa.hosts.cluster_only_chunks)
+      << "each chunk past the share read by one host";
+  // Every file is in the cluster, exact.
+  std::vector<cache::CacheKey> keys;
+  for (int i = 0; i < kShareFiles; ++i) keys.push_back(static_cast<uint64_t>(i) + 2);
+  auto got = a->tiers->cluster()->LookupMany(keys);
+  int exact = 0;
+  for (int i = 0; i < kShareFiles; ++i) {
+    auto it = got.find(static_cast<uint64_t>(i) + 2);
+    if (it != got.end() && it->second != nullptr && *it->second == ShareContents(i)) ++exact;
+  }
+  EXPECT_EQ(exact, kShareFiles);
+  const uint64_t job_bytes = a->io->bytes.load() + b->io->bytes.load();
+  EXPECT_LE(static_cast<double>(job_bytes), 1.05 * static_cast<double>(ShardBytes(*a)))
+      << "a: " << a->io->bytes.load() << ", b: " << b->io->bytes.load();
+}
+
 // Host a filled the job's cluster and finished; host b joins long after (its claims are gone):
 // b wins each claim, sees the chunk done and reads it from the cluster, nothing from the store.
 TEST_F(FillShareTest, AHostThatJoinsLateReadsTheClusterNotTheStore) {
@@ -211,7 +247,7 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   ASSERT_TRUE(cluster.ok());
   // The departed host's plan (the same cut as every host's) and its claims, for 60 s.
   FillShare departed(**cluster, FillShareOptions{});
-  departed.Plan(**ds, (*ds)->entry_count(), kChunkBytes,
+  departed.Plan(**ds, (*ds)->entry_count(), (*ds)->entry_count(), kChunkBytes,
                 [](const format::Entry& e) { return e.is_regular() && e.size() > 0; });
   const std::vector<std::string> claims = departed.ClaimNames();
   ASSERT_GT(claims.size(), 4u);
@@ -267,9 +303,11 @@ class SharedMissTest : public FillShareTest {
                                                 std::move(mine));
     const auto fetchable = [](const format::Entry& e) { return e.is_regular() && e.size() > 0; };
     held_by_other_ = std::make_unique<FillShare>(*holder_, FillShareOptions{});
-    held_by_other_->Plan(*dataset_, dataset_->entry_count(), kChunkBytes, fetchable);
+    held_by_other_->Plan(*dataset_, dataset_->entry_count(), dataset_->entry_count(), kChunkBytes,
+                         fetchable);
     share_ = std::make_unique<FillShare>(*cluster_, std::move(options));
-    share_->Plan(*dataset_, dataset_->entry_count(), kChunkBytes, fetchable);
+    share_->Plan(*dataset_, dataset_->entry_count(), dataset_->entry_count(), kChunkBytes,
+                 fetchable);
     views_ = std::make_unique<ViewFiles>(*dataset_, format::ViewSet::Open(*dataset_, *origin_),
                                          0, *reader_);
     ExtentOptions no_extents;
