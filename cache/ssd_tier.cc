@@ -192,20 +192,23 @@ Blob SsdTier::Lookup(CacheKey key) {
   UniqueFd fd(raw);
   // A failed read is counted, not reported: the name in its Status is never shown.
   const std::string& path = rel;
+  // A read the disk failed (EIO) and an entry found damaged are told apart: the first says the
+  // disk is failing, the second that a file was changed or torn.
   EntryHeader h;
-  bool good = disk_.Read(fd.get(), &h, sizeof h, 0, path).ok() &&
-              std::memcmp(h.magic, kEntryMagic, sizeof h.magic) == 0 && h.key == key;
+  bool read_failed = !disk_.Read(fd.get(), &h, sizeof h, 0, path).ok();
+  bool good = !read_failed && std::memcmp(h.magic, kEntryMagic, sizeof h.magic) == 0 &&
+              h.key == key;
   struct stat st;
   good = good && ::fstat(fd.get(), &st) == 0 &&
          static_cast<uint64_t>(st.st_size) == kHeaderBytes + h.length;
   auto payload = std::make_shared<std::string>();
   if (good) {
     payload->resize(h.length);
-    good = disk_.Read(fd.get(), payload->data(), h.length, kHeaderBytes, path).ok() &&
-           XXH3_64bits(payload->data(), payload->size()) == h.checksum;
+    read_failed = !disk_.Read(fd.get(), payload->data(), h.length, kHeaderBytes, path).ok();
+    good = !read_failed && XXH3_64bits(payload->data(), payload->size()) == h.checksum;
   }
   if (!good) {
-    corrupt_.fetch_add(1, std::memory_order_relaxed);
+    (read_failed ? read_errors_ : corrupt_).fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mu_);
     if (policy_.Contains(key) && pending_.count(key) == 0) DropLocked(key);
     return nullptr;
@@ -398,6 +401,7 @@ TierCounters SsdTier::Counters() const {
   c.misses = c.lookups - c.hits;
   c.inserts = inserts_.load(std::memory_order_relaxed);
   c.corrupt = corrupt_.load(std::memory_order_relaxed);
+  c.read_errors = read_errors_.load(std::memory_order_relaxed);
   c.write_errors = write_errors_.load(std::memory_order_relaxed);
   c.dropped = dropped_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);

@@ -27,6 +27,7 @@ struct TierCounters {
   uint64_t bytes_budget = 0;
   uint64_t entries = 0;
   uint64_t corrupt = 0;       // entries found damaged on read (served as misses, removed)
+  uint64_t read_errors = 0;   // entries the disk failed to read (served as misses, removed)
   uint64_t write_errors = 0;  // failed writes (the tier pauses admission for a while)
   uint64_t dropped = 0;       // admitted inserts dropped because the write queue was full
   bool admission_paused = false;  // disk nearly full or failing: nothing new is admitted

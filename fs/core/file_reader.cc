@@ -116,7 +116,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
   auto blob = tiers_.cache().Get(
       f.key,
       [&]() -> Result<cache::Blob> {
-        if (known != nullptr) return known;
+        // A pushed or claimed copy of another size is not this file's (never cached: each
+        // later read would fail on it); the loader reads the file afresh.
+        if (known != nullptr && known->size() == file_size) return known;
         return loader_.Load(f, prefetcher_);
       },
       &served_by, tried);

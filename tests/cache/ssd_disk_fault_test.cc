@@ -149,7 +149,8 @@ TEST_F(SsdDiskFaultTest, AFailedReadIsAMissThatDropsTheEntry) {
   disk_->FailNextReads(1);
   EXPECT_EQ(t->Lookup(1), nullptr);
   EXPECT_EQ(disk_->failed_reads(), 1u);
-  EXPECT_EQ(t->Counters().corrupt, 1u);  // unreadable is counted with damaged: never served
+  EXPECT_EQ(t->Counters().read_errors, 1u);  // never served; a failing disk, not a damaged file
+  EXPECT_EQ(t->Counters().corrupt, 0u);
   EXPECT_FALSE(t->Contains(1));
   t->Flush();
   EXPECT_FALSE(Exists(t->PathFor(1)));  // deleted by the writer
@@ -193,7 +194,7 @@ TEST_F(SsdDiskFaultTest, BehindTheTierStackAFailingDiskNeverFailsARead) {
   EXPECT_EQ(**got, "five");
   EXPECT_EQ(served_by, tiers.cache().tiers().size());
   EXPECT_EQ(loads, 2);
-  EXPECT_EQ(tier->Counters().corrupt, 1u);
+  EXPECT_EQ(tier->Counters().read_errors, 1u);
   tier->Flush();  // its write again, done before the next write is made to fail
   // A write that fails: the read is served all the same, and RAM keeps the file.
   disk_->FailNextWrites(1);

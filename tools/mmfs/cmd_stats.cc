@@ -132,9 +132,10 @@ void PrintTiers(const fs::StatsSnapshot& s) {
                 FormatCount(c.lookups).c_str(), FormatBytes(c.bytes_used).c_str(),
                 FormatBytes(c.bytes_budget).c_str(), FormatCount(c.entries).c_str(),
                 FormatCount(c.evictions).c_str(), FormatCount(c.rejected).c_str());
-    if (c.corrupt + c.write_errors > 0 || c.admission_paused) {
-      std::printf("             %s damaged entries dropped, %s write errors%s\n",
-                  FormatCount(c.corrupt).c_str(), FormatCount(c.write_errors).c_str(),
+    if (c.corrupt + c.read_errors + c.write_errors > 0 || c.admission_paused) {
+      std::printf("             %s damaged entries dropped, %s read errors, %s write errors%s\n",
+                  FormatCount(c.corrupt).c_str(), FormatCount(c.read_errors).c_str(),
+                  FormatCount(c.write_errors).c_str(),
                   c.admission_paused ? ", admission PAUSED" : "");
     }
   }

@@ -22,7 +22,7 @@ StatsSnapshot Filled() {
   s.bytes_served = next();
   for (const char* name : {"ram", "ssd", "cluster"}) {
     cache::TierCounters c{next(), next(), next(), next(), next(), next(), next(),
-                          next(), next(), next(), next(), next(), name[0] == 's',
+                          next(), next(), next(), next(), next(), next(), name[0] == 's',
                           name[0] == 's' ? "the cache disk is at its free-space guard" : ""};
     s.tiers.push_back({name, c});
   }
