@@ -281,10 +281,13 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
   const uint64_t buffer = std::clamp<uint64_t>(scale / 16, 4 * kMiB, 64 * kMiB);
   b.prefetch_bytes = buffer;
   b.read_buffer_bytes = buffer;
+  // The fill's reads in flight: 1/8 of the limit (or memory), 32 to 96 MiB, so that a fill in
+  // a small container neither starves the RAM tier nor goes uncounted.
+  b.fill_bytes = request.fill ? std::clamp<uint64_t>(scale / 8, 32 * kMiB, 96 * kMiB) : 0;
   b.index_counted_as_read = b.shared_limit() && request.lock_index.value_or(true);
   b.reserved_bytes = kBaseBytes + uint64_t{request.threads} * kPerThreadBytes +
                      (b.index_counted_as_read ? 0 : request.index_bytes) + b.prefetch_bytes +
-                     b.read_buffer_bytes +
+                     b.read_buffer_bytes + b.fill_bytes +
                      (request.ssd_tier ? kQueueBytes : 0) +
                      (request.cluster_tier ? kQueueBytes : 0) + request.heap_slack_bytes;
   uint64_t room;
@@ -347,6 +350,7 @@ std::string MemoryBudget::Explain() const {
                     ", the daemon needs " + FormatBytes(reserved_bytes) +
                     " besides its RAM tier (prefetch " + FormatBytes(prefetch_bytes) +
                     ", read buffer " + FormatBytes(read_buffer_bytes) +
+                    (fill_bytes > 0 ? ", the fill's reads " + FormatBytes(fill_bytes) : "") +
                     (index_counted_as_read ? "; the locked index counted as it is read" : "") +
                     "), others use " +
                     FormatBytes(in_use_bytes);

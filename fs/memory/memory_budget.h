@@ -10,7 +10,8 @@
 //   hierarchical_memory_limit or memory.limit_in_bytes; v2: the smallest memory.max of the cgroup
 //   and its ancestors).
 // - PlanMemoryBudget reserves what the daemon needs besides its RAM tier (base and per-thread
-//   memory, the mapped index, the prefetch and read buffers, the SSD and cluster write queues)
+//   memory, the mapped index, the prefetch and read buffers, the fill's reads in flight, the SSD
+//   and cluster write queues)
 //   and what others in the same limit already use, and sizes the RAM tier in what is left: by
 //   default 1/8 of the limit (64 MiB to 8 GiB) but at most half of what is left; an explicit
 //   --ram-cache larger than what is left is clamped, and the budget says so.
@@ -121,6 +122,8 @@ struct BudgetRequest {
   unsigned threads = 16;                    // FUSE worker threads at most
   bool ssd_tier = false;                    // its write queue holds up to 64 MiB
   bool cluster_tier = false;                // its fill queue holds up to 64 MiB
+  bool fill = false;  // a dataset from a URL fetched ahead (fs/readahead/filler.h): its reads
+                      // in flight hold their bytes
   uint64_t in_use_bytes = 0;                // others' use under the same limit at mount
   // Heap the allocator holds beyond what it handed out, populated ahead of it (the huge-page
   // heap's growth step, tools/mmfs/huge_page_heap.h); 0 on small pages.
@@ -136,6 +139,7 @@ struct MemoryBudget {
   uint64_t ram_cache_bytes = 0;
   uint64_t prefetch_bytes = 0;
   uint64_t read_buffer_bytes = 0;
+  uint64_t fill_bytes = 0;  // the fill's reads in flight at most (part of the reserve); 0: none
   // Shared-limit mode: the memory the mount may use in all (--memory, or by default what others
   // left of a cgroup limit at mount; clamped to what is left) and the share of it left to the
   // kernel for the mount's page cache. 0 in the other modes.

@@ -57,6 +57,8 @@ inline constexpr Field<MemoryBudget> kBudgetFields[] = {
       Gauge("mmfs_memory_budget_bytes", kBudgetHelp, "part=\"prefetch\"")),
     F("read_buffer_bytes", &MemoryBudget::read_buffer_bytes,
       Gauge("mmfs_memory_budget_bytes", kBudgetHelp, "part=\"read_buffer\"")),
+    F("fill_bytes", &MemoryBudget::fill_bytes,
+      Gauge("mmfs_memory_budget_bytes", kBudgetHelp, "part=\"fill\"")),
     F("reserved_bytes", &MemoryBudget::reserved_bytes,
       Gauge("mmfs_memory_budget_bytes", kBudgetHelp, "part=\"reserved\"")),
     F("memory_bytes", &MemoryBudget::memory_bytes,

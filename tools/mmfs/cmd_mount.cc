@@ -125,6 +125,7 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   request.threads = opts->mount.max_threads;
   request.ssd_tier = !opts->cache_dir.empty();
   request.cluster_tier = !opts->cluster_servers.empty();
+  request.fill = opts->fs.fill.mode != fs::FillMode::kOff;
   request.heap_slack_bytes = huge_heap ? kHugeHeapStepBytes : 0;
   const MemorySample now = SampleMemory(*limit);
   // Shared-limit mode by default takes what others hold for good; page cache gives way.
@@ -135,6 +136,9 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   opts->fs.ram_cache_bytes = opts->memory_budget.ram_cache_bytes;
   opts->fs.prefetch_buffer_bytes = opts->memory_budget.prefetch_bytes;
   opts->fs.read_buffer_bytes = opts->memory_budget.read_buffer_bytes;
+  if (opts->memory_budget.fill_bytes > 0) {
+    opts->fs.fill.max_bytes_in_flight = opts->memory_budget.fill_bytes;
+  }
   std::string warning = opts->memory_budget.Warning();
   if (!warning.empty()) std::fprintf(stderr, "mmfs: warning: %s\n", warning.c_str());
 }
@@ -397,10 +401,6 @@ int RunMount(const MountArgs& in) {
     }
     opts.fs.root_view = args.view;
   }
-  PlanMemory(*dataset->dataset, &opts);
-  opts.fs.lock_index = opts.lock_index.value_or(SharedLimitMode(opts));
-  // A READ queued for a remote store fails within the store's retry budget, from its arrival.
-  if (dataset->remote_origin != nullptr) opts.fs.read_bound = dataset->remote_origin->retry().total;
   // A dataset from a URL is fetched ahead of its readers once a training job is seen. Its
   // demand misses then read their samples alone: the fill brings the rest, once, and an extent
   // around a miss would fetch the same bytes a second time.
@@ -416,6 +416,10 @@ int RunMount(const MountArgs& in) {
   if (dataset->remote && opts.fs.fill.mode != fs::FillMode::kOff && !opts.extents_given) {
     opts.fs.extents.mode = fs::ExtentMode::kOff;
   }
+  PlanMemory(*dataset->dataset, &opts);
+  opts.fs.lock_index = opts.lock_index.value_or(SharedLimitMode(opts));
+  // A READ queued for a remote store fails within the store's retry budget, from its arrival.
+  if (dataset->remote_origin != nullptr) opts.fs.read_bound = dataset->remote_origin->retry().total;
 
   if (args.foreground) {
     SetUpLogging(args.log_file, false);

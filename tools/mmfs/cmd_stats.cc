@@ -286,10 +286,13 @@ void PrintMemory(const fs::MemoryStats& m) {
     clamped = b.explicit_ram ? ", CLAMPED from --ram-cache " + FormatBytes(b.requested_ram_bytes)
                              : ", CLAMPED from --memory " + FormatBytes(b.requested_memory_bytes);
   }
-  std::printf("  budget    %s: RAM tier %s, prefetch %s, read buffer %s; limit %s (%s%s), %s "
+  const std::string fill =
+      b.fill_bytes > 0 ? ", fill in flight " + FormatBytes(b.fill_bytes) : std::string();
+  std::printf("  budget    %s: RAM tier %s, prefetch %s, read buffer %s%s; limit %s (%s%s), %s "
               "reserved besides the RAM tier, %s used by others at mount%s\n",
               b.source(), FormatBytes(b.ram_cache_bytes).c_str(),
               FormatBytes(b.prefetch_bytes).c_str(), FormatBytes(b.read_buffer_bytes).c_str(),
+              fill.c_str(),
               FormatBytes(b.limit_bytes).c_str(), LimitSourceName(b.limit_source), where.c_str(),
               FormatBytes(b.reserved_bytes).c_str(), FormatBytes(b.in_use_bytes).c_str(),
               clamped.c_str());

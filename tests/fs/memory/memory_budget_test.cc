@@ -221,6 +221,16 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   huge.heap_slack_bytes = 32 * kBudgetMiB;
   EXPECT_EQ(PlanMemoryBudget(HostLimit(512 * kBudgetMiB), huge).reserved_bytes,
             b.reserved_bytes + 32 * kBudgetMiB);
+  // A dataset fetched ahead: its reads in flight are reserved, 1/8 of the limit within 32 to
+  // 96 MiB, and the RAM tier gets that much less.
+  BudgetRequest fill;
+  fill.fill = true;
+  const MemoryBudget filled = PlanMemoryBudget(HostLimit(512 * kBudgetMiB), fill);
+  EXPECT_EQ(filled.fill_bytes, 64 * kBudgetMiB);
+  EXPECT_EQ(filled.reserved_bytes, b.reserved_bytes + 64 * kBudgetMiB);
+  EXPECT_EQ(PlanMemoryBudget(HostLimit(24 * kGiB), fill).fill_bytes, 96 * kBudgetMiB);
+  EXPECT_EQ(PlanMemoryBudget(HostLimit(128 * kBudgetMiB), fill).fill_bytes, 32 * kBudgetMiB);
+  EXPECT_EQ(b.fill_bytes, 0u);
   // A small one: at most half of what is left after the reserve.
   BudgetRequest r;
   r.in_use_bytes = 20 * kBudgetMiB;

@@ -102,6 +102,7 @@ StatsSnapshot Filled() {
   b.ram_cache_bytes = next();
   b.prefetch_bytes = next();
   b.read_buffer_bytes = next();
+  b.fill_bytes = next();
   b.memory_bytes = next();
   b.requested_memory_bytes = next();
   b.page_cache_bytes = next();
