@@ -24,8 +24,8 @@ FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
       ram_what_if_(tiers.ram().Counters().bytes_budget, dataset.manifest().files,
                    cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
                    cache::WhatIf::kMaxKeys, cache::RamTier::kShards) {
-  if (tiers_.ssd() != nullptr) {
-    ssd_what_if_ = std::make_unique<cache::WhatIf>(tiers_.ssd()->Counters().bytes_budget,
+  if (tiers_.local_disk() != nullptr) {
+    ssd_what_if_ = std::make_unique<cache::WhatIf>(tiers_.local_disk()->Counters().bytes_budget,
                                                    dataset.manifest().files,
                                                    cache::SsdTier::kHeaderBytes);
   }
@@ -56,7 +56,7 @@ Result<ReadData> FileReader::ServeWhole(const TreeFile& f, uint64_t offset, size
   if (offset == 0) {
     // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
     ram_what_if_.Record(f.key, file_size);
-    if (!IsViewKey(f.key) && tiers_.ssd() != nullptr && served_by == 1) {
+    if (!IsViewKey(f.key) && tiers_.local_disk() != nullptr && served_by == 1) {
       extents_.NoteSsdRead(f.entry.index);
     }
     if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
@@ -147,7 +147,7 @@ void FileReader::SetMemoryTargets(const MemoryTargets& t) {
 
 std::string FileReader::Residency(uint64_t key) const {
   bool ram = tiers_.ram().Contains(key);
-  bool ssd = tiers_.ssd() != nullptr && tiers_.ssd()->Contains(key);
+  bool ssd = tiers_.local_disk() != nullptr && tiers_.local_disk()->Contains(key);
   return ram && ssd ? "ram,ssd" : ram ? "ram" : ssd ? "ssd" : "none";
 }
 

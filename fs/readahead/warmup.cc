@@ -64,7 +64,7 @@ void Warmup::HandleLines(const std::vector<std::string>& lines) {
     if (c->kind == ControlCommand::Kind::kEvict) {
       for (const format::Entry& e : *files) {
         tiers_.ram().Erase(e.index);
-        if (tiers_.ssd() != nullptr) tiers_.ssd()->Erase(e.index);
+        if (tiers_.local_disk() != nullptr) tiers_.local_disk()->Erase(e.index);
         evicted_.fetch_add(1, std::memory_order_relaxed);
       }
       continue;
