@@ -56,10 +56,14 @@ Result<ReadData> FileReader::ServeWhole(const TreeFile& f, uint64_t offset, size
   if (offset == 0) {
     // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
     ram_what_if_.Record(f.key, file_size);
-    if (!IsViewKey(f.key) && tiers_.local_disk() != nullptr && served_by == 1) {
+    const std::optional<cache::TierRole> role = tiers_.RoleOf(served_by);
+    if (!IsViewKey(f.key) && role == cache::TierRole::kLocalDisk) {
       extents_.NoteSsdRead(f.entry.index);
     }
-    if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+    // Past the RAM tier: a read the SSD tier saw (a hit there, or a miss to the origin).
+    if (role != cache::TierRole::kMemory && ssd_what_if_ != nullptr) {
+      ssd_what_if_->Record(f.key, file_size);
+    }
   }
   if (blob->size() != file_size) {
     return origin_.CountError(Status::Corruption("cached copy of a file has the wrong size"));
@@ -125,7 +129,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
   if (!blob.ok()) {
     if (offset == 0) {
       ram_what_if_.Record(f.key, file_size);
-      if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+      if (tiers_.RoleOf(served_by) != cache::TierRole::kMemory && ssd_what_if_ != nullptr) {
+        ssd_what_if_->Record(f.key, file_size);
+      }
     }
     return blob.status();
   }
