@@ -73,7 +73,9 @@ class TierStack {
   std::optional<TierRole> RoleOf(size_t served_by) const;
   // The tier called `name`, or null.
   CacheTier* Find(std::string_view name) const;
-  // Every tier, top to bottom (ram, ssd, cluster): what stats report.
+  // Every tier, top to bottom (ram, ssd, cluster): what stats report. The keyed tiers
+  // (cache().tiers()) come first and in the same order, so per-tier samples taken over them (the
+  // hit-ratio history) line up with these by index.
   std::vector<const CacheTier*> all() const;
 
  private:
