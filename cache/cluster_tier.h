@@ -86,6 +86,7 @@ class ClusterTier final : public CacheTier {
   ClusterTier& operator=(const ClusterTier&) = delete;
 
   std::string_view name() const override { return "cluster"; }
+  TierRole role() const override { return TierRole::kShared; }
   Blob Lookup(CacheKey key) override;
   // Queued; written by the background writer.
   void Insert(CacheKey key, Blob blob) override;

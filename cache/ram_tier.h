@@ -31,6 +31,7 @@ class RamTier final : public CacheTier {
   RamTier(uint64_t budget_bytes, uint64_t expected_keys, std::function<void()> grew = {});
 
   std::string_view name() const override { return "ram"; }
+  TierRole role() const override { return TierRole::kMemory; }
   Blob Lookup(CacheKey key) override;
   void Insert(CacheKey key, Blob blob) override;
   TierCounters Counters() const override;

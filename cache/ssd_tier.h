@@ -66,6 +66,7 @@ class SsdTier final : public CacheTier {
   ~SsdTier() override;
 
   std::string_view name() const override { return "ssd"; }
+  TierRole role() const override { return TierRole::kLocalDisk; }
   Blob Lookup(CacheKey key) override;
   void Insert(CacheKey key, Blob blob) override;
   TierCounters Counters() const override;

@@ -3,6 +3,10 @@
 // The cache knows keys and byte blobs, nothing of FUSE or LMDB. A key names one file of one
 // dataset; blobs are immutable and shared, so a tier can hand out a blob while evicting it.
 //
+// Each tier says what role it plays in the stack (TierRole), and the code that needs "the SSD
+// tier" or "the shared tier" asks the stack by role, not by its position or name: a new tier is
+// one class and one line where the stack is built, not an edit of every place that counted tiers.
+//
 // Thread-safety: implementations must be safe for concurrent calls from any thread.
 #pragma once
 
@@ -34,10 +38,19 @@ struct TierCounters {
   std::string problem;  // why inserts are not being stored (AdmissionProblem), or ""
 };
 
+// What a tier is for, which decides how the rest of mmfs uses it.
+enum class TierRole {
+  kMemory,     // the first, hot tier (RAM): looked up first, promoted into
+  kLocalDisk,  // a durable tier on this host: the fill's target, extents' neighbours, the SSD
+               // what-if curve
+  kShared,     // a tier shared by the job's hosts: asked per sample or batch, not per key
+};
+
 class CacheTier {
  public:
   virtual ~CacheTier() = default;
   virtual std::string_view name() const = 0;
+  virtual TierRole role() const = 0;
   // The blob stored under `key`, or nullptr.
   virtual Blob Lookup(CacheKey key) = 0;
   // Stores `blob` if the tier admits it; may evict others to stay within the byte budget.

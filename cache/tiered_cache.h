@@ -43,7 +43,8 @@ class TieredCache {
 
   // The blob for `key`, from the first tier holding it, else from `load` (run at most once at a
   // time per key). Errors from `load` are returned to every waiter and not cached.
-  // `served_by` (optional) receives the index of the tier that had it, or tiers().size().
+  // `served_by` (optional) receives the index of the tier that had it, or tiers().size(); ask
+  // the tier's role (TierStack::RoleOf) rather than read meaning into the index.
   // `looked_up`: the caller's TryGet missed every tier a moment ago (its lookups are counted),
   // so a tier is looked up again only if it has the key now.
   Result<Blob> Get(CacheKey key, const Loader& load, size_t* served_by = nullptr,

@@ -24,8 +24,8 @@ FileReader::FileReader(const format::Dataset& dataset, cache::TierStack& tiers,
       ram_what_if_(tiers.ram().Counters().bytes_budget, dataset.manifest().files,
                    cache::RamTier::kEntryOverhead, cache::WhatIf::kFractions,
                    cache::WhatIf::kMaxKeys, cache::RamTier::kShards) {
-  if (tiers_.ssd() != nullptr) {
-    ssd_what_if_ = std::make_unique<cache::WhatIf>(tiers_.ssd()->Counters().bytes_budget,
+  if (tiers_.local_disk() != nullptr) {
+    ssd_what_if_ = std::make_unique<cache::WhatIf>(tiers_.local_disk()->Counters().bytes_budget,
                                                    dataset.manifest().files,
                                                    cache::SsdTier::kHeaderBytes);
   }
@@ -56,10 +56,14 @@ Result<ReadData> FileReader::ServeWhole(const TreeFile& f, uint64_t offset, size
   if (offset == 0) {
     // One read of the file, for the what-if curves; an extent's neighbour on SSD is now used.
     ram_what_if_.Record(f.key, file_size);
-    if (!IsViewKey(f.key) && tiers_.ssd() != nullptr && served_by == 1) {
+    const std::optional<cache::TierRole> role = tiers_.RoleOf(served_by);
+    if (!IsViewKey(f.key) && role == cache::TierRole::kLocalDisk) {
       extents_.NoteSsdRead(f.entry.index);
     }
-    if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+    // Past the RAM tier: a read the SSD tier saw (a hit there, or a miss to the origin).
+    if (role != cache::TierRole::kMemory && ssd_what_if_ != nullptr) {
+      ssd_what_if_->Record(f.key, file_size);
+    }
   }
   if (blob->size() != file_size) {
     return origin_.CountError(Status::Corruption("cached copy of a file has the wrong size"));
@@ -125,7 +129,9 @@ Result<ReadData> FileReader::Read(const TreeFile& f, uint64_t offset, size_t siz
   if (!blob.ok()) {
     if (offset == 0) {
       ram_what_if_.Record(f.key, file_size);
-      if (served_by > 0 && ssd_what_if_ != nullptr) ssd_what_if_->Record(f.key, file_size);
+      if (tiers_.RoleOf(served_by) != cache::TierRole::kMemory && ssd_what_if_ != nullptr) {
+        ssd_what_if_->Record(f.key, file_size);
+      }
     }
     return blob.status();
   }
@@ -147,7 +153,7 @@ void FileReader::SetMemoryTargets(const MemoryTargets& t) {
 
 std::string FileReader::Residency(uint64_t key) const {
   bool ram = tiers_.ram().Contains(key);
-  bool ssd = tiers_.ssd() != nullptr && tiers_.ssd()->Contains(key);
+  bool ssd = tiers_.local_disk() != nullptr && tiers_.local_disk()->Contains(key);
   return ram && ssd ? "ram,ssd" : ram ? "ram" : ssd ? "ssd" : "none";
 }
 

@@ -30,7 +30,7 @@ Result<ExtentOptions> ParseExtentOption(const std::string& value) {
 ExtentReader::ExtentReader(const format::Dataset& dataset, cache::TierStack& tiers,
                            ExtentOptions options)
     : dataset_(dataset), tiers_(tiers), options_(std::move(options)), area_(0) {
-  if (tiers_.ssd() != nullptr && options_.mode != ExtentMode::kOff) {
+  if (tiers_.local_disk() != nullptr && options_.mode != ExtentMode::kOff) {
     on_ssd_ = std::make_unique<std::atomic<uint8_t>[]>(dataset_.entry_count());
   }
 }
@@ -159,7 +159,7 @@ void ExtentReader::Keep(const Extent& extent, const format::Entry& neighbour, ca
   const uint64_t key = neighbour.index;
   if (tiers_.ram().Contains(key)) return;
   if (extent.plan_.to_ssd) {
-    cache::CacheTier* ssd = tiers_.ssd();
+    cache::CacheTier* ssd = tiers_.local_disk();
     if (ssd->Contains(key)) return;
     const uint64_t bytes = blob->size();
     ssd->Insert(key, std::move(blob));
@@ -191,7 +191,7 @@ cache::Blob ExtentReader::FromSsd(uint64_t key) {
   // reader's own SSD lookup missed: serve it from there rather than read the origin again.
   if (on_ssd_ != nullptr && key < dataset_.entry_count() &&
       on_ssd_[key].load(std::memory_order_relaxed) != 0) {
-    if (cache::Blob b = tiers_.ssd()->Lookup(key)) {
+    if (cache::Blob b = tiers_.local_disk()->Lookup(key)) {
       NoteSsdRead(key);
       return b;
     }

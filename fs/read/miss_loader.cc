@@ -225,7 +225,7 @@ ExtentReader::Extent MissLoader::PlanExtent(const format::Entry& e,
   // earlier extents do not read the same bytes again. Directories and empty files in between
   // are stepped over; both ways share one budget of steps.
   const ExtentPlan& plan = extent.plan();
-  cache::CacheTier* ssd = tiers_.ssd();
+  cache::CacheTier* ssd = tiers_.local_disk();
   std::vector<format::Entry> below, above;
   auto neighbour = [&](const format::Entry& o, std::vector<format::Entry>& out) {
     if (ExtentPlan::Skips(o)) return WalkStep::kOn;
@@ -251,7 +251,7 @@ ExtentReader::Extent MissLoader::PlanExtent(const format::Entry& e,
 
 ExtentRoom MissLoader::Room() const {
   ExtentRoom r;
-  if (cache::CacheTier* ssd = tiers_.ssd(); ssd != nullptr) {
+  if (cache::CacheTier* ssd = tiers_.local_disk(); ssd != nullptr) {
     const cache::TierCounters c = ssd->Counters();
     r.ssd = true;
     r.ssd_paused = c.admission_paused;

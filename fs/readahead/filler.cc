@@ -45,7 +45,7 @@ Filler::Filler(const format::Dataset& dataset, OriginReader& origin, cache::Tier
                FillOptions options, std::function<uint64_t()> demand_in_flight)
     : dataset_(dataset),
       origin_(origin),
-      target_(tiers.ssd() != nullptr ? tiers.ssd() : &tiers.ram()),
+      target_(tiers.local_disk() != nullptr ? tiers.local_disk() : &tiers.ram()),
       ram_(&tiers.ram()),
       cluster_(tiers.cluster()),
       options_(options),

@@ -146,7 +146,7 @@ void Prefetcher::RunJob(const cache::PrefetchJob& job) {
       continue;
     }
     // Held on the SSD tier (a remount, the fill): read from there, never from the origin again.
-    if (cache::CacheTier* ssd = tiers_.ssd(); ssd != nullptr && ssd->Contains(k)) {
+    if (cache::CacheTier* ssd = tiers_.local_disk(); ssd != nullptr && ssd->Contains(k)) {
       if (cache::Blob b = ssd->Lookup(k)) {
         buffer_.Put(k, std::move(b), job.pattern);
         continue;

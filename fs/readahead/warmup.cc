@@ -48,8 +48,10 @@ void Warmup::HandleLines(const std::vector<std::string>& lines) {
     }
     cache::CacheTier* tier = nullptr;
     if (c->kind == ControlCommand::Kind::kWarm) {
-      // The tiers warm-up fills: the cluster is filled as a side effect, never on its own.
-      if (c->tier == "ram" || c->tier == "ssd") tier = tiers_.Find(c->tier);
+      // The tiers warm-up fills, by name: the shared tier (the cluster) is filled as a side
+      // effect, never on its own.
+      tier = tiers_.Find(c->tier);
+      if (tier != nullptr && tier->role() == cache::TierRole::kShared) tier = nullptr;
       if (tier == nullptr) {
         spdlog::warn("control: cannot warm tier '{}' (ram, or ssd with --cache-dir)", c->tier);
         continue;
@@ -63,8 +65,8 @@ void Warmup::HandleLines(const std::vector<std::string>& lines) {
     }
     if (c->kind == ControlCommand::Kind::kEvict) {
       for (const format::Entry& e : *files) {
-        tiers_.ram().Erase(e.index);
-        if (tiers_.ssd() != nullptr) tiers_.ssd()->Erase(e.index);
+        // Every tier of this host (RAM, SSD); the shared one is the other hosts' too.
+        for (cache::CacheTier* t : tiers_.cache().tiers()) t->Erase(e.index);
         evicted_.fetch_add(1, std::memory_order_relaxed);
       }
       continue;

@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "cache/ssd_tier.h"
 #include "tests/test_util.h"
@@ -19,12 +23,16 @@ TEST(TierStackTest, RamAloneByDefault) {
   auto stack = BuildTierStack(o);
   ASSERT_TRUE(stack.ok()) << stack.status().ToString();
   EXPECT_EQ((*stack)->all().size(), 1u);
-  EXPECT_EQ((*stack)->ssd(), nullptr);
+  EXPECT_EQ((*stack)->local_disk(), nullptr);
   EXPECT_EQ((*stack)->cluster(), nullptr);
   EXPECT_EQ((*stack)->Find("ram"), &(*stack)->ram());
   EXPECT_EQ((*stack)->Find("ssd"), nullptr);
   EXPECT_EQ((*stack)->cache().tiers().size(), 1u);
   EXPECT_EQ((*stack)->ram().Counters().bytes_budget, 1u << 20);
+  EXPECT_EQ((*stack)->First(TierRole::kMemory), &(*stack)->ram());
+  EXPECT_EQ((*stack)->First(TierRole::kShared), nullptr);
+  EXPECT_EQ((*stack)->RoleOf(0), TierRole::kMemory);
+  EXPECT_FALSE((*stack)->RoleOf(1).has_value());  // the loader
 }
 
 TEST(TierStackTest, SsdBelowRamFoundByNameAndFilledByTheCache) {
@@ -38,18 +46,63 @@ TEST(TierStackTest, SsdBelowRamFoundByNameAndFilledByTheCache) {
   auto stack = BuildTierStack(o);
   ASSERT_TRUE(stack.ok()) << stack.status().ToString();
   TierStack& s = **stack;
-  ASSERT_NE(s.ssd(), nullptr);
-  EXPECT_EQ(s.Find("ssd"), s.ssd());
+  ASSERT_NE(s.local_disk(), nullptr);
+  EXPECT_EQ(s.Find("ssd"), s.local_disk());
   ASSERT_EQ(s.all().size(), 2u);
   EXPECT_EQ(s.all()[0]->name(), "ram");
   EXPECT_EQ(s.all()[1]->name(), "ssd");
-  EXPECT_EQ(s.ssd()->Counters().bytes_budget, 8u << 20);
+  EXPECT_EQ(s.First(TierRole::kLocalDisk), s.local_disk());
+  EXPECT_EQ(s.RoleOf(1), TierRole::kLocalDisk);
+  EXPECT_EQ(s.local_disk()->Counters().bytes_budget, 8u << 20);
   auto blob = std::make_shared<const std::string>("bytes");
   auto got = s.cache().Get(7, [&]() -> Result<Blob> { return blob; });
   ASSERT_TRUE(got.ok());
-  s.ssd()->Flush();
+  s.local_disk()->Flush();
   EXPECT_TRUE(s.ram().Contains(7));
-  EXPECT_TRUE(s.ssd()->Contains(7));
+  EXPECT_TRUE(s.local_disk()->Contains(7));
+}
+
+// A tier of a kind the stack was not written for: adding one is its class and the line that
+// hands it to the stack, and the callers find it by its role.
+class OtherDiskTier final : public CacheTier {
+ public:
+  std::string_view name() const override { return "other"; }
+  TierRole role() const override { return TierRole::kLocalDisk; }
+  Blob Lookup(CacheKey key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = blobs_.find(key);
+    return it == blobs_.end() ? nullptr : it->second;
+  }
+  void Insert(CacheKey key, Blob blob) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    blobs_[key] = std::move(blob);
+  }
+  TierCounters Counters() const override { return {}; }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<CacheKey, Blob> blobs_;
+};
+
+TEST(TierStackTest, TiersAreFoundByRoleNotBySlot) {
+  std::vector<std::unique_ptr<CacheTier>> keyed;
+  keyed.push_back(nullptr);  // an absent tier: skipped
+  auto other = std::make_unique<OtherDiskTier>();
+  OtherDiskTier* o = other.get();
+  keyed.push_back(std::move(other));
+  TierStack s(1 << 20, 100, std::move(keyed), nullptr);
+  EXPECT_EQ(s.local_disk(), o);
+  EXPECT_EQ(s.Find("other"), o);
+  EXPECT_EQ(s.First(TierRole::kShared), nullptr);
+  ASSERT_EQ(s.all().size(), 2u);
+  ASSERT_EQ(s.cache().tiers().size(), 2u);
+  o->Insert(3, std::make_shared<const std::string>("three"));
+  size_t served_by = 9;
+  auto got = s.cache().Get(
+      3, []() -> Result<Blob> { return Status::IoError("not loaded"); }, &served_by);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(**got, "three");
+  EXPECT_EQ(s.RoleOf(served_by), TierRole::kLocalDisk);
 }
 
 TEST(TierStackTest, ErrorsNameTheTier) {
@@ -97,7 +150,7 @@ TEST(TierStackTest, DefaultSsdBudgetCountsTheTiersOwnFiles) {
   {
     auto stack = BuildTierStack(o);
     ASSERT_TRUE(stack.ok()) << stack.status().ToString();
-    CacheTier* ssd = (*stack)->ssd();
+    CacheTier* ssd = (*stack)->local_disk();
     first_budget = ssd->Counters().bytes_budget;
     EXPECT_GT(first_budget, 8u << 20);
     EXPECT_LE(first_budget, 10u << 20);
@@ -113,7 +166,7 @@ TEST(TierStackTest, DefaultSsdBudgetCountsTheTiersOwnFiles) {
   }
   auto stack = BuildTierStack(o);
   ASSERT_TRUE(stack.ok()) << stack.status().ToString();
-  TierCounters c = (*stack)->ssd()->Counters();
+  TierCounters c = (*stack)->local_disk()->Counters();
   EXPECT_EQ(c.entries, held);
   EXPECT_GE(c.bytes_budget + (1 << 20), first_budget);  // about the same as before
 }

@@ -217,7 +217,7 @@ int Serve(ParsedMountOptions& opts, OpenedDataset local, const ReadinessReport& 
     return 1;
   }
   std::string ssd_note = "no SSD tier (use --cache-dir)";
-  if (const cache::CacheTier* ssd = (*tiers)->ssd()) {
+  if (const cache::CacheTier* ssd = (*tiers)->local_disk()) {
     cache::TierCounters c = ssd->Counters();
     ssd_note = "SSD cache " + FormatBytes(c.bytes_budget) + " in " + opts.cache_dir + " (" +
                FormatCount(c.entries) + " entries kept from before)";

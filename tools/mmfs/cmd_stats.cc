@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/file_util.h"
@@ -119,6 +120,15 @@ void PrintFill(const fs::FillStats& f) {
 const fs::RequestStats* FindRequest(const fs::StatsSnapshot& s, const std::string& op) {
   for (const fs::RequestStats& r : s.requests) {
     if (r.op == op) return &r;
+  }
+  return nullptr;
+}
+
+// The tier called `name` ("ram", "ssd"): a snapshot's tiers are named, and which of them a stack
+// has (an SSD, a cluster) decides their places, so a column never reads one by its index.
+const fs::TierStats* FindTier(const fs::StatsSnapshot& s, std::string_view name) {
+  for (const fs::TierStats& t : s.tiers) {
+    if (t.name == name) return &t;
   }
   return nullptr;
 }
@@ -402,10 +412,12 @@ int Watch(const StatsArgs& args) {
       const fs::RequestStats* r = FindRequest(s, op);
       return r != nullptr ? r->count : 0;
     };
-    auto tier_ratio = [&](size_t i) -> std::string {
-      if (i >= b.tiers.size() || i >= a.tiers.size()) return "-";
-      return FormatPercent(b.tiers[i].counters.hits - a.tiers[i].counters.hits,
-                     b.tiers[i].counters.lookups - a.tiers[i].counters.lookups);
+    auto tier_ratio = [&](std::string_view name) -> std::string {
+      const fs::TierStats* before = FindTier(a, name);
+      const fs::TierStats* after = FindTier(b, name);
+      if (before == nullptr || after == nullptr) return "-";
+      return FormatPercent(after->counters.hits - before->counters.hits,
+                           after->counters.lookups - before->counters.lookups);
     };
     auto origin_bytes = [](const fs::StatsSnapshot& s) {
       return s.origin.demand_bytes + s.origin.warmup_bytes;
@@ -417,8 +429,8 @@ int Watch(const StatsArgs& args) {
     std::printf("%8s %9.0f %8s/s %9.0f %8s %8s %8s/s %9s %9s %8s %7s\n", when,
                 rate(op_count(a, "read"), op_count(b, "read")),
                 FormatBytes(static_cast<uint64_t>(rate(a.bytes_served, b.bytes_served))).c_str(),
-                rate(op_count(a, "lookup"), op_count(b, "lookup")), tier_ratio(0).c_str(),
-                tier_ratio(1).c_str(),
+                rate(op_count(a, "lookup"), op_count(b, "lookup")), tier_ratio("ram").c_str(),
+                tier_ratio("ssd").c_str(),
                 FormatBytes(static_cast<uint64_t>(rate(origin_bytes(a), origin_bytes(b)))).c_str(),
                 Micros(read != nullptr ? read->p99_us : 0).c_str(),
                 FormatCount(b.checksum_errors + b.io_errors).c_str(),
