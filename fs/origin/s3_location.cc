@@ -26,14 +26,14 @@ std::string Trim(std::string s) {
   return s.substr(start);
 }
 
-}  // namespace
-
-std::string EncodeUrlPath(const std::string& path) {
+// `text` with RFC 3986's unreserved characters (and '/' when `keep_slash`) as they are, every
+// other byte %XX.
+std::string PercentEncode(const std::string& text, bool keep_slash) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
-  for (unsigned char c : path) {
+  for (unsigned char c : text) {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~' || c == '/') {
+        c == '.' || c == '_' || c == '~' || (keep_slash && c == '/')) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -44,13 +44,9 @@ std::string EncodeUrlPath(const std::string& path) {
   return out;
 }
 
-bool IsS3Url(const std::string& url) { return StartsWith(url, "s3://"); }
-
-bool IsHttpUrl(const std::string& url) {
-  return StartsWith(url, "http://") || StartsWith(url, "https://");
-}
-
-Result<S3Location> ParseS3Url(const std::string& url) {
+// ParseS3Url and ParseS3Prefix: `key_required` refuses an empty key (a dataset is never a whole
+// bucket; a listing may be).
+Result<S3Location> ParseS3(const std::string& url, bool key_required) {
   const std::string shown = RedactUrl(url);
   if (!IsS3Url(url)) return Status::InvalidArgument(shown + ": not an s3:// URL");
   const std::string rest = url.substr(5);
@@ -66,7 +62,7 @@ Result<S3Location> ParseS3Url(const std::string& url) {
     return Status::InvalidArgument(url + ": '" + where.bucket + "' is not an S3 bucket name");
   }
   where.key = slash == std::string::npos ? "" : Trim(rest.substr(slash + 1));
-  if (where.key.empty()) {
+  if (where.key.empty() && key_required) {
     return Status::InvalidArgument(url + ": no dataset after the bucket (s3://BUCKET/PATH)");
   }
   if (where.key.find_first_of("?#") != std::string::npos) {
@@ -74,6 +70,22 @@ Result<S3Location> ParseS3Url(const std::string& url) {
   }
   return where;
 }
+
+}  // namespace
+
+std::string EncodeUrlPath(const std::string& path) { return PercentEncode(path, true); }
+
+std::string EncodeQueryValue(const std::string& value) { return PercentEncode(value, false); }
+
+bool IsS3Url(const std::string& url) { return StartsWith(url, "s3://"); }
+
+bool IsHttpUrl(const std::string& url) {
+  return StartsWith(url, "http://") || StartsWith(url, "https://");
+}
+
+Result<S3Location> ParseS3Url(const std::string& url) { return ParseS3(url, true); }
+
+Result<S3Location> ParseS3Prefix(const std::string& url) { return ParseS3(url, false); }
 
 Result<std::string> S3BaseUrl(const S3Location& where, const std::string& endpoint,
                               const std::string& region, S3Addressing addressing) {

@@ -27,11 +27,18 @@ bool IsHttpUrl(const std::string& url);
 // `path` with RFC 3986's unreserved characters and '/' as they are and every other byte %XX:
 // an object's name or an S3 key as a URL path.
 std::string EncodeUrlPath(const std::string& path);
+// `value` with RFC 3986's unreserved characters as they are and every other byte, '/' included,
+// %XX (upper-case hex): a query parameter's value as SigV4's canonical query string has it, so
+// that the URL sent is its own canonical form.
+std::string EncodeQueryValue(const std::string& value);
 
 // "s3://bucket/a/b/ds.mmfs" -> {"bucket", "a/b/ds.mmfs"}. InvalidArgument for another scheme, a
 // user name or password before the bucket (never shown), a bucket name S3 would refuse (3 to 63
 // of a-z 0-9 . -, starting and ending with a letter or digit), or an empty key.
 Result<S3Location> ParseS3Url(const std::string& url);
+// As ParseS3Url, for a prefix of keys to list: "s3://bucket/" and "s3://bucket" (the whole
+// bucket) give an empty key.
+Result<S3Location> ParseS3Prefix(const std::string& url);
 
 enum class S3Addressing { kAuto, kPathStyle, kVirtualHosted };
 

@@ -6,9 +6,14 @@
 // mmfs contacts only the endpoint the user gave, or, with none given, AWS's regional endpoint
 // for the bucket the URL names.
 //
-// Ownership: the caller owns the origin returned.
-// Thread-safety: NewS3Origin is a pure function of its arguments (OpenUrlOrigin reads the
-// environment and the AWS files too); the origin is as HttpOrigin.
+// Every request to a bucket, a shard's read as a listing's page (s3_listing.h), is sent through
+// what NewS3Client builds from the same settings: one set of rules for the endpoint, the
+// addressing, TLS and signing.
+//
+// Ownership: the caller owns the origin (and the client) returned.
+// Thread-safety: NewS3Origin and NewS3Client are pure functions of their arguments (OpenUrlOrigin
+// and WithProcessSettings read the environment, OpenUrlOrigin the AWS files too); the origin is
+// as HttpOrigin.
 #pragma once
 
 #include <memory>
@@ -30,6 +35,25 @@ struct RemoteOptions {
   RetryPolicy retry;
 };
 
+// The way to one bucket: its URLs for the endpoint and addressing of `options` and `aws`, and a
+// transport (libcurl) that trusts the CAs of `options.ca_file` and signs each request with
+// `aws`'s credentials (none: unsigned, for a public bucket).
+struct S3Client {
+  // The bucket itself, for requests on the bucket (a listing): "http://127.0.0.1:9000/bkt",
+  // "https://bkt.s3.eu-west-1.amazonaws.com/".
+  std::string bucket_url;
+  // `where.key` in the bucket (S3BaseUrl), for its objects; the bucket's root when it is empty.
+  std::string base_url;
+  std::unique_ptr<HttpTransport> transport;
+};
+Result<S3Client> NewS3Client(const S3Location& where, const AwsSettings& aws,
+                             const RemoteOptions& options);
+
+// `options` as every user of a URL in this process takes them: MMFS_TEST_REMOTE_RETRY_MS, when
+// set, is each request's retry budget in milliseconds (tests only: a server that is down is
+// then an error within seconds).
+RemoteOptions WithProcessSettings(RemoteOptions options);
+
 // The origin for "s3://BUCKET/PATH". Reads without signing when `aws` has no credentials (a
 // public bucket).
 Result<std::unique_ptr<HttpOrigin>> NewS3Origin(const std::string& url, const AwsSettings& aws,
@@ -43,8 +67,7 @@ Result<std::unique_ptr<HttpOrigin>> NewHttpOrigin(const std::string& url,
 // process (environment, then profile files) for s3://, NewHttpOrigin for http(s)://. Every user
 // of a URL (mount, info, verify) opens it here, so that credentials, endpoint, TLS and retries
 // follow one set of rules. `options.endpoint` for an http(s):// URL is refused, naming it: the
-// URL names its server. MMFS_TEST_REMOTE_RETRY_MS, when set, is each request's retry budget in
-// milliseconds (tests only: a server that is down is then EIO within seconds).
+// URL names its server. The options are taken through WithProcessSettings.
 Result<std::unique_ptr<HttpOrigin>> OpenUrlOrigin(const std::string& url, RemoteOptions options);
 
 }  // namespace mmfs::origin
