@@ -1,6 +1,8 @@
 #include "fs/origin/retry_policy.h"
 
 #include <algorithm>
+#include <random>
+#include <thread>
 
 namespace mmfs::origin {
 
@@ -25,6 +27,29 @@ bool IsRetryable(const HttpResponse& response) {
       break;
   }
   return response.status == 429 || (response.status >= 500 && response.status <= 599);
+}
+
+HttpResponse SendWithRetries(HttpTransport& transport, const HttpRequest& asked,
+                             const RetryPolicy& policy) {
+  using Clock = std::chrono::steady_clock;
+  // Each thread draws its own jitter: many clients behind one failing store must not retry in
+  // step.
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  const Clock::time_point deadline = Clock::now() + policy.total;
+  HttpRequest request = asked;
+  for (uint32_t attempt = 0;; ++attempt) {
+    const Clock::time_point start = Clock::now();
+    request.timeout = std::max(
+        policy.min_try, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start));
+    if (asked.timeout.count() > 0) request.timeout = std::min(request.timeout, asked.timeout);
+    HttpResponse response = transport.Send(request);
+    if (!IsRetryable(response)) return response;
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) return response;
+    auto wait = std::chrono::duration_cast<Clock::duration>(policy.Delay(attempt, rng()));
+    if (wait > deadline - now) wait = deadline - now;
+    std::this_thread::sleep_for(wait);
+  }
 }
 
 }  // namespace mmfs::origin

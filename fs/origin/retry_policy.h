@@ -8,7 +8,12 @@
 // (failed_ranges.h); nothing else is sticky: the next request starts afresh, so a server that
 // went away and came back is served again.
 //
-// Thread-safety: a value; Delay is a pure function of its arguments.
+// SendWithRetries is that loop for a request outside a mount's READs (a bucket's listing);
+// HttpOrigin has its own, which also keeps to the READ's deadline, stops with the mount and
+// counts what it does.
+//
+// Thread-safety: a value; Delay is a pure function of its arguments; SendWithRetries as the
+// transport's Send.
 #pragma once
 
 #include <chrono>
@@ -38,5 +43,11 @@ struct RetryPolicy {
 
 // Whether `response` is worth another try: a transient transport failure, a 5xx or a 429.
 bool IsRetryable(const HttpResponse& response);
+
+// `request` sent through `transport`, and sent again while the answer IsRetryable and
+// `policy.total` lasts, after Delay's wait (cut to what is left); each try is given what is left
+// of the budget (at least min_try) as its timeout. The answer of the last try, whatever it is.
+HttpResponse SendWithRetries(HttpTransport& transport, const HttpRequest& request,
+                             const RetryPolicy& policy);
 
 }  // namespace mmfs::origin
