@@ -27,6 +27,8 @@ demo=(
   libmemcached-dev libssl-dev
   # remote origins (mount from HTTP(S) or S3): ranged GETs, TLS, SigV4 signing
   libcurl4-openssl-dev
+  # S3 bucket listings (ListObjectsV2's XML pages), read with libxml2
+  libxml2-dev
   # views (mmfs view add) resize with libvips; its Depends bring every .pc its Requires and
   # Requires.private name (glib, expat, libexif, lcms2, librsvg, OpenEXR, ... checked one by one)
   libvips-dev

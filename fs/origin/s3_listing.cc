@@ -1,0 +1,264 @@
+#include "fs/origin/s3_listing.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <memory>
+#include <unordered_set>
+#include <utility>
+
+#include "fs/origin/s3_location.h"
+
+namespace mmfs::origin {
+namespace {
+
+struct FreeDoc {
+  void operator()(xmlDoc* doc) const { xmlFreeDoc(doc); }
+};
+struct FreeParser {
+  void operator()(xmlParserCtxt* ctxt) const { xmlFreeParserCtxt(ctxt); }
+};
+using XmlDoc = std::unique_ptr<xmlDoc, FreeDoc>;
+
+// libxml2 sets up its globals on first use, which is not safe from two threads at once: it is
+// done once here, before any parse.
+void InitLibxml() {
+  static const bool done = [] {
+    xmlInitParser();
+    return true;
+  }();
+  (void)done;
+}
+
+// `xml` parsed: no network (XML_PARSE_NONET), no DTD loaded, no entity substituted, and nothing
+// printed on stderr (the error comes back in the status). A document with a DTD is refused: S3
+// sends none, and one is the only way to declare entities.
+Result<XmlDoc> ParseXml(std::string_view xml) {
+  if (xml.size() > static_cast<size_t>(INT_MAX)) {
+    return Status::InvalidArgument("an XML document of " + std::to_string(xml.size()) +
+                                   " bytes is too large to parse");
+  }
+  InitLibxml();
+  std::unique_ptr<xmlParserCtxt, FreeParser> ctxt(xmlNewParserCtxt());
+  if (ctxt == nullptr) return Status::ResourceExhausted("libxml2: no memory for a parser");
+  XmlDoc doc(xmlCtxtReadMemory(ctxt.get(), xml.data(), static_cast<int>(xml.size()), nullptr,
+                               nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
+  if (doc == nullptr) {
+    std::string why = "not well-formed XML";
+    if (const xmlError* e = xmlCtxtGetLastError(ctxt.get()); e != nullptr && e->message != nullptr) {
+      std::string message = e->message;
+      while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
+        message.pop_back();
+      }
+      why += " (line " + std::to_string(e->line) + ": " + message + ")";
+    }
+    return Status::InvalidArgument(why);
+  }
+  if (doc->intSubset != nullptr || doc->extSubset != nullptr) {
+    return Status::InvalidArgument("the XML document has a DTD (<!DOCTYPE>), which S3 never sends");
+  }
+  return doc;
+}
+
+bool Named(const xmlNode* node, const char* name) {
+  return node->type == XML_ELEMENT_NODE &&
+         xmlStrEqual(node->name, reinterpret_cast<const xmlChar*>(name));
+}
+
+// The first child element of `parent` named `name`; null if none.
+const xmlNode* Child(const xmlNode* parent, const char* name) {
+  for (const xmlNode* c = parent->children; c != nullptr; c = c->next) {
+    if (Named(c, name)) return c;
+  }
+  return nullptr;
+}
+
+// The text of `element` (its text and CDATA children; the predefined entities, &amp; and the
+// like, are already decoded by the parser).
+std::string Text(const xmlNode* element) {
+  std::string out;
+  if (element == nullptr) return out;
+  for (const xmlNode* c = element->children; c != nullptr; c = c->next) {
+    if ((c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) && c->content != nullptr) {
+      out += reinterpret_cast<const char*>(c->content);
+    }
+  }
+  return out;
+}
+
+// "CODE: MESSAGE" of an S3 <Error> document `root`, or of what is there of the two; empty when
+// it has neither.
+std::string ErrorOf(const xmlNode* root) {
+  std::string code = Text(Child(root, "Code"));
+  const std::string message = Text(Child(root, "Message"));
+  // A message is shown in one line, and not at any length.
+  std::string out = code;
+  if (!message.empty()) out += (out.empty() ? "" : ": ") + message.substr(0, 300);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return out;
+}
+
+// S3's Code and Message in an error answer's body (what the transport kept of it), or empty when
+// it holds no S3 error document.
+std::string S3ErrorOf(const std::string& body) {
+  if (body.empty()) return "";
+  Result<XmlDoc> doc = ParseXml(body);
+  if (!doc.ok()) return "";
+  const xmlNode* root = xmlDocGetRootElement(doc->get());
+  if (root == nullptr || !Named(root, "Error")) return "";
+  return ErrorOf(root);
+}
+
+// The URL of the listing page that follows `token` (empty: the first). The parameters are in
+// SigV4's canonical order (sorted by name) and encoding, so that libcurl's signature, computed
+// over the query as written, is the one S3 computes.
+std::string PageUrl(const std::string& bucket_url, const std::string& prefix,
+                    const std::string& token, uint32_t page_size) {
+  std::string url = bucket_url + "?";
+  if (!token.empty()) url += "continuation-token=" + EncodeQueryValue(token) + "&";
+  url += "list-type=2&max-keys=" + std::to_string(page_size);
+  if (!prefix.empty()) url += "&prefix=" + EncodeQueryValue(prefix);
+  return url;
+}
+
+}  // namespace
+
+Result<ListPage> ParseListPage(std::string_view xml) {
+  MMFS_ASSIGN_OR_RETURN(XmlDoc doc, ParseXml(xml));
+  const xmlNode* root = xmlDocGetRootElement(doc.get());
+  if (root == nullptr) return Status::InvalidArgument("an XML document without an element");
+  if (Named(root, "Error")) {
+    return Status::InvalidArgument("an S3 error instead of a listing: " + ErrorOf(root));
+  }
+  if (!Named(root, "ListBucketResult")) {
+    return Status::InvalidArgument("<" + std::string(reinterpret_cast<const char*>(root->name)) +
+                                   "> instead of a listing (<ListBucketResult>)");
+  }
+  ListPage page;
+  const std::string truncated = Text(Child(root, "IsTruncated"));
+  if (truncated == "true") {
+    page.truncated = true;
+  } else if (!truncated.empty() && truncated != "false") {
+    return Status::InvalidArgument("IsTruncated is '" + truncated.substr(0, 20) +
+                                   "', not true or false");
+  }
+  page.next_token = Text(Child(root, "NextContinuationToken"));
+  for (const xmlNode* c = root->children; c != nullptr; c = c->next) {
+    if (!Named(c, "Contents")) continue;
+    ListedObject o;
+    const xmlNode* key = Child(c, "Key");
+    if (key == nullptr) {
+      return Status::InvalidArgument("an object (<Contents>) without a <Key>, after " +
+                                     std::to_string(page.objects.size()) + " objects");
+    }
+    o.key = Text(key);
+    const std::string size = Text(Child(c, "Size"));
+    const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), o.size);
+    if (size.empty() || ec != std::errc() || end != size.data() + size.size()) {
+      return Status::InvalidArgument(o.key + ": size '" + size.substr(0, 30) +
+                                     "' is not a number of bytes");
+    }
+    o.etag = Text(Child(c, "ETag"));
+    page.objects.push_back(std::move(o));
+  }
+  return page;
+}
+
+Result<std::vector<ListedObject>> ListBucket(HttpTransport& transport,
+                                             const std::string& bucket_url,
+                                             const std::string& prefix, const RetryPolicy& retry,
+                                             const ListOptions& list, const std::string& shown) {
+  const std::string who =
+      !shown.empty() ? shown : bucket_url + (prefix.empty() ? "" : " (prefix " + prefix + ")");
+  if (list.page_size < 1 || list.page_size > 1000) {
+    return Status::InvalidArgument(who + ": a listing page of " + std::to_string(list.page_size) +
+                                   " keys (S3 lists 1 to 1000 at a time)");
+  }
+  std::vector<ListedObject> all;
+  std::string token;
+  // A store that hands back a token it gave before would be listed forever.
+  std::unordered_set<std::string> tokens;
+  for (uint64_t page = 1;; ++page) {
+    HttpRequest request;
+    request.url = PageUrl(bucket_url, prefix, token, list.page_size);
+    request.max_body = list.max_page_bytes;
+    const HttpResponse response = SendWithRetries(transport, request, retry);
+    const std::string where = who + ": listing page " + std::to_string(page) + " (" +
+                              request.url + ")";
+    if (response.body_cut) {
+      return Status::ResourceExhausted(where + ": more than " +
+                                       std::to_string(list.max_page_bytes) +
+                                       " bytes in one page");
+    }
+    if (response.failure != TransportFailure::kNone) {
+      return Status::IoError(where + ": " + response.error);
+    }
+    if (response.status != 200) {
+      std::string why = where + ": HTTP " + std::to_string(response.status);
+      // S3 says why in its error document: AccessDenied, NoSuchBucket, PermanentRedirect (the
+      // bucket is in another region), SignatureDoesNotMatch.
+      const std::string s3 = S3ErrorOf(response.error_body);
+      if (!s3.empty()) why += " " + s3;
+      if (response.status == 404) return Status::NotFound(why);
+      return Status::IoError(why);
+    }
+    if (!response.content_encoding.empty() && response.content_encoding != "identity") {
+      // Nothing asked for it; an encoded body is not the XML.
+      return Status::IoError(where + ": the answer is encoded (Content-Encoding: " +
+                             response.content_encoding + ")");
+    }
+    Result<ListPage> parsed = ParseListPage(response.body);
+    if (!parsed.ok()) return Status::IoError(where + ": " + parsed.status().message());
+    for (ListedObject& o : parsed->objects) {
+      if (o.key.compare(0, prefix.size(), prefix) != 0) {
+        return Status::IoError(where + ": the store lists '" + o.key +
+                               "', which is not under the prefix");
+      }
+      all.push_back(std::move(o));
+    }
+    if (!parsed->truncated) break;
+    if (parsed->next_token.empty()) {
+      return Status::IoError(where + ": more keys follow (IsTruncated) but the store sends no "
+                             "NextContinuationToken");
+    }
+    if (!tokens.insert(parsed->next_token).second) {
+      return Status::IoError(where + ": the store sends a continuation token it sent before "
+                             "(the listing would never end)");
+    }
+    token = std::move(parsed->next_token);
+  }
+  // S3 lists in byte order, page after page; a store that does not is put in order here, and
+  // one that lists a key twice (pages that overlap) is an error, not a duplicate shard.
+  std::stable_sort(all.begin(), all.end(),
+                   [](const ListedObject& a, const ListedObject& b) { return a.key < b.key; });
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i].key == all[i - 1].key) {
+      return Status::IoError(who + ": the store lists '" + all[i].key + "' twice");
+    }
+  }
+  return all;
+}
+
+Result<std::vector<ListedObject>> ListS3Prefix(const std::string& url, const AwsSettings& aws,
+                                               const RemoteOptions& options,
+                                               const ListOptions& list) {
+  MMFS_ASSIGN_OR_RETURN(S3Location where, ParseS3Prefix(url));
+  // The key names a directory: "s3://b/shards" lists "shards/...", not "shards-old/...".
+  const std::string prefix = where.key.empty() ? "" : where.key + "/";
+  MMFS_ASSIGN_OR_RETURN(S3Client client, NewS3Client(where, aws, options));
+  return ListBucket(*client.transport, client.bucket_url, prefix, options.retry, list, url);
+}
+
+Result<std::vector<ListedObject>> ListS3Prefix(const std::string& url,
+                                               const RemoteOptions& options,
+                                               const ListOptions& list) {
+  MMFS_ASSIGN_OR_RETURN(AwsSettings aws, LoadAwsSettings(AwsSources::System()));
+  return ListS3Prefix(url, aws, WithProcessSettings(options), list);
+}
+
+}  // namespace mmfs::origin
