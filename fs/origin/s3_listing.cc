@@ -48,7 +48,8 @@ Result<XmlDoc> ParseXml(std::string_view xml) {
                                nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
   if (doc == nullptr) {
     std::string why = "not well-formed XML";
-    if (const xmlError* e = xmlCtxtGetLastError(ctxt.get()); e != nullptr && e->message != nullptr) {
+    const xmlError* e = xmlCtxtGetLastError(ctxt.get());
+    if (e != nullptr && e->message != nullptr) {
       std::string message = e->message;
       while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
         message.pop_back();

@@ -142,7 +142,8 @@ TEST(S3ListingTest, FollowsThreePagesInKeyOrder) {
   ASSERT_EQ(t.sent.size(), 3u);
   // The whole bucket: no prefix asked for.
   EXPECT_EQ(t.sent[0].url, std::string(kBucketUrl) + "?list-type=2&max-keys=2");
-  EXPECT_EQ(t.sent[1].url, std::string(kBucketUrl) + "?continuation-token=T1&list-type=2&max-keys=2");
+  EXPECT_EQ(t.sent[1].url,
+            std::string(kBucketUrl) + "?continuation-token=T1&list-type=2&max-keys=2");
   EXPECT_EQ(t.sent[2].url,
             std::string(kBucketUrl) + "?continuation-token=T%202&list-type=2&max-keys=2");
 }
