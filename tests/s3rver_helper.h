@@ -103,6 +103,9 @@ class S3rverServer {
         argv.push_back(bucket_.c_str());
       }
       argv.push_back(nullptr);
+      // s3rver makes a listing's continuation token with DES, which OpenSSL 3 keeps in its
+      // legacy provider: without it every listing of more than one page is a 500.
+      ::setenv("NODE_OPTIONS", "--openssl-legacy-provider", 1);
       ::execv(argv[0], const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }

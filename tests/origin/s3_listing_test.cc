@@ -89,7 +89,7 @@ HttpResponse S3Error(long status, const std::string& code, const std::string& me
   return r;
 }
 
-RetryPolicy Quick() {
+RetryPolicy QuickListing() {
   RetryPolicy p;
   p.initial_delay = 1ms;
   p.max_delay = 4ms;
@@ -104,7 +104,7 @@ TEST(S3ListingTest, FollowsTwoPagesAndSendsTheTokenBackEncoded) {
                                   {"p/b & c.tar", 0, "\"e2-3\""}},
                                  "1a/b+c==")));
   t.answers.push_back(Ok(PageXml({{"p/d.tar", 7, "\"e3\""}})));
-  auto all = ListBucket(t, kBucketUrl, "p/", Quick());
+  auto all = ListBucket(t, kBucketUrl, "p/", QuickListing());
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->size(), 3u);
   EXPECT_EQ((*all)[0].key, "p/a.tar");
@@ -131,7 +131,7 @@ TEST(S3ListingTest, FollowsThreePagesInKeyOrder) {
   t.answers.push_back(Ok(PageXml({{"e", 5, ""}})));
   ListOptions small;
   small.page_size = 2;
-  auto all = ListBucket(t, kBucketUrl, "", Quick(), small);
+  auto all = ListBucket(t, kBucketUrl, "", QuickListing(), small);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->size(), 5u);
   for (size_t i = 0; i < all->size(); ++i) {
@@ -151,7 +151,7 @@ TEST(S3ListingTest, FollowsThreePagesInKeyOrder) {
 TEST(S3ListingTest, AnErrorNamesTheBucketAndS3sCode) {
   ScriptedTransport t;
   t.answers.push_back(S3Error(403, "AccessDenied", "Access Denied"));
-  auto denied = ListBucket(t, kBucketUrl, "p/", Quick(), {}, "s3://bkt/p/");
+  auto denied = ListBucket(t, kBucketUrl, "p/", QuickListing(), {}, "s3://bkt/p/");
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kIoError);
   const std::string& m = denied.status().message();
@@ -162,7 +162,7 @@ TEST(S3ListingTest, AnErrorNamesTheBucketAndS3sCode) {
 
   ScriptedTransport missing;
   missing.answers.push_back(S3Error(404, "NoSuchBucket", "The specified bucket does not exist"));
-  auto none = ListBucket(missing, kBucketUrl, "", Quick());
+  auto none = ListBucket(missing, kBucketUrl, "", QuickListing());
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
   EXPECT_NE(none.status().message().find("bkt"), std::string::npos);
   EXPECT_NE(none.status().message().find("NoSuchBucket"), std::string::npos)
@@ -174,14 +174,14 @@ TEST(S3ListingTest, AnErrorNamesTheBucketAndS3sCode) {
   teapot.status = 418;
   teapot.error_body = "<html>no</html";
   plain.answers.push_back(teapot);
-  auto odd = ListBucket(plain, kBucketUrl, "", Quick());
+  auto odd = ListBucket(plain, kBucketUrl, "", QuickListing());
   EXPECT_NE(odd.status().message().find("HTTP 418"), std::string::npos);
 }
 
 TEST(S3ListingTest, AMalformedPageIsAClearError) {
   ScriptedTransport t;
   t.answers.push_back(Ok("<ListBucketResult><Contents><Key>a</Key>"));
-  auto broken = ListBucket(t, kBucketUrl, "", Quick());
+  auto broken = ListBucket(t, kBucketUrl, "", QuickListing());
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.status().code(), StatusCode::kIoError);
   EXPECT_NE(broken.status().message().find("listing page 1"), std::string::npos);
@@ -190,14 +190,14 @@ TEST(S3ListingTest, AMalformedPageIsAClearError) {
 
   ScriptedTransport html;
   html.answers.push_back(Ok("<html><body>hello</body></html>"));
-  auto other = ListBucket(html, kBucketUrl, "", Quick());
+  auto other = ListBucket(html, kBucketUrl, "", QuickListing());
   EXPECT_NE(other.status().message().find("<html> instead of a listing"), std::string::npos)
       << other.status().ToString();
 
   ScriptedTransport size;
   size.answers.push_back(Ok(
       "<ListBucketResult><Contents><Key>k</Key><Size>-3</Size></Contents></ListBucketResult>"));
-  auto bad_size = ListBucket(size, kBucketUrl, "", Quick());
+  auto bad_size = ListBucket(size, kBucketUrl, "", QuickListing());
   EXPECT_NE(bad_size.status().message().find("k: size '-3' is not a number"), std::string::npos)
       << bad_size.status().ToString();
 }
@@ -243,18 +243,18 @@ TEST(S3ListingTest, A5xxIsRetriedPerThePolicy) {
   refused.failure = TransportFailure::kTransient;
   refused.error = "Failed to connect";
   t.answers = {busy, refused, Ok(PageXml({{"k", 1, ""}}))};
-  auto all = ListBucket(t, kBucketUrl, "", Quick());
+  auto all = ListBucket(t, kBucketUrl, "", QuickListing());
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   EXPECT_EQ(all->size(), 1u);
   EXPECT_EQ(t.sent.size(), 3u);
   // Each try has a timeout: what is left of the budget.
   EXPECT_GT(t.sent[0].timeout.count(), 0);
-  EXPECT_LE(t.sent[0].timeout, Quick().total);
+  EXPECT_LE(t.sent[0].timeout, QuickListing().total);
 
   // A store that keeps failing: tried within the budget, then the last answer's error.
   ScriptedTransport down;
   for (int i = 0; i < 100000; ++i) down.answers.push_back(busy);
-  RetryPolicy brief = Quick();
+  RetryPolicy brief = QuickListing();
   brief.total = 100ms;
   const auto start = std::chrono::steady_clock::now();
   auto failed = ListBucket(down, kBucketUrl, "", brief);
@@ -268,7 +268,7 @@ TEST(S3ListingTest, A5xxIsRetriedPerThePolicy) {
   HttpResponse four;
   four.status = 400;
   bad.answers = {four, Ok(PageXml({}))};
-  EXPECT_FALSE(ListBucket(bad, kBucketUrl, "", Quick()).ok());
+  EXPECT_FALSE(ListBucket(bad, kBucketUrl, "", QuickListing()).ok());
   EXPECT_EQ(bad.sent.size(), 1u);
 }
 
@@ -277,39 +277,39 @@ TEST(S3ListingTest, RefusesStoresThatPageWrongly) {
   HttpResponse big = Ok("<ListBucketResult>");
   big.body_cut = true;
   cut.answers.push_back(big);
-  EXPECT_EQ(ListBucket(cut, kBucketUrl, "", Quick()).status().code(),
+  EXPECT_EQ(ListBucket(cut, kBucketUrl, "", QuickListing()).status().code(),
             StatusCode::kResourceExhausted);
 
   ScriptedTransport no_token;
   no_token.answers.push_back(Ok("<ListBucketResult><IsTruncated>true</IsTruncated>"
                                 "</ListBucketResult>"));
-  auto endless = ListBucket(no_token, kBucketUrl, "", Quick());
+  auto endless = ListBucket(no_token, kBucketUrl, "", QuickListing());
   EXPECT_NE(endless.status().message().find("no NextContinuationToken"), std::string::npos)
       << endless.status().ToString();
 
   ScriptedTransport loop;
   loop.answers = {Ok(PageXml({{"a", 1, ""}}, "T")), Ok(PageXml({{"b", 1, ""}}, "T"))};
-  auto looping = ListBucket(loop, kBucketUrl, "", Quick());
+  auto looping = ListBucket(loop, kBucketUrl, "", QuickListing());
   EXPECT_NE(looping.status().message().find("token it sent before"), std::string::npos)
       << looping.status().ToString();
 
   ScriptedTransport twice;
   twice.answers = {Ok(PageXml({{"a", 1, ""}}, "T")), Ok(PageXml({{"a", 1, ""}}))};
-  EXPECT_NE(ListBucket(twice, kBucketUrl, "", Quick()).status().message().find("'a' twice"),
+  EXPECT_NE(ListBucket(twice, kBucketUrl, "", QuickListing()).status().message().find("'a' twice"),
             std::string::npos);
 
   ScriptedTransport outside;
   outside.answers = {Ok(PageXml({{"q/a", 1, ""}}))};
-  EXPECT_FALSE(ListBucket(outside, kBucketUrl, "p/", Quick()).ok());
+  EXPECT_FALSE(ListBucket(outside, kBucketUrl, "p/", QuickListing()).ok());
 
   ScriptedTransport unused;
   ListOptions zero;
   zero.page_size = 0;
-  EXPECT_EQ(ListBucket(unused, kBucketUrl, "", Quick(), zero).status().code(),
+  EXPECT_EQ(ListBucket(unused, kBucketUrl, "", QuickListing(), zero).status().code(),
             StatusCode::kInvalidArgument);
   ListOptions over;
   over.page_size = 1001;
-  EXPECT_FALSE(ListBucket(unused, kBucketUrl, "", Quick(), over).ok());
+  EXPECT_FALSE(ListBucket(unused, kBucketUrl, "", QuickListing(), over).ok());
   EXPECT_TRUE(unused.sent.empty());
 }
 
@@ -388,11 +388,13 @@ class S3ListingS3rverTest : public ::testing::Test {
   AwsSettings aws;
   RemoteOptions options;
   ListOptions paged;
-  // In key order; five under "data/", three beside it that share its first letters.
+  // In key order; five under "data/", three beside it that share its first letters. (Not
+  // "data-old/": s3rver walks its directories in an order where that key comes after "data/..."
+  // although it sorts before, and so drops it from a listing that resumes after a token.)
   const std::vector<std::pair<std::string, uint64_t>> objects = {
-      {"data-old/00000.tar", 3},   {"data/00000.tar", 1000}, {"data/00001.tar", 0},
-      {"data/00002.tar", 4096},    {"data/sub/00003.tar", 17}, {"data/z.json", 2},
-      {"datafile", 5},             {"other/00000.tar", 9}};
+      {"data/00000.tar", 1000}, {"data/00001.tar", 0},    {"data/00002.tar", 4096},
+      {"data/sub/00003.tar", 17}, {"data/z.json", 2},    {"data_old/00000.tar", 3},
+      {"datafile", 5},            {"other/00000.tar", 9}};
 };
 
 TEST_F(S3ListingS3rverTest, ListsThePrefixPageAfterPage) {
