@@ -536,13 +536,13 @@ TierCounters ClusterTier::Counters() const {
   return c;
 }
 
-std::optional<uint64_t> ClusterTier::CapacityBytes() {
+std::optional<uint64_t> ClusterTier::CapacityBytes() const {
   struct Sum {
     uint64_t bytes = 0;
-    std::vector<const memcached_instance_st*> answered;
-  } sum;
-  const auto add = [](const memcached_instance_st* server, const char* key, size_t key_length,
-                      const char* value, size_t value_length, void* context) {
+    bool answered = false;
+  };
+  const auto add = [](const memcached_instance_st* /*server*/, const char* key,
+                      size_t key_length, const char* value, size_t value_length, void* context) {
     auto* s = static_cast<Sum*>(context);
     const std::string_view k(key, key_length);
     if (k != "limit_maxbytes" && k != "extstore_limit_maxbytes") return MEMCACHED_SUCCESS;
@@ -552,17 +552,37 @@ std::optional<uint64_t> ClusterTier::CapacityBytes() {
       n = n * 10 + static_cast<uint64_t>(value[i] - '0');
     }
     s->bytes += n;
-    if (std::find(s->answered.begin(), s->answered.end(), server) == s->answered.end()) {
-      s->answered.push_back(server);
-    }
+    s->answered = true;
     return MEMCACHED_SUCCESS;
   };
-  Client client(pool_);
-  if (client.get() == nullptr) return std::nullopt;
-  // Its result is the last server's; a server that failed simply added nothing.
-  (void)memcached_stat_execute(client.get(), nullptr, add, &sum);
-  if (sum.answered.empty()) return std::nullopt;
-  return sum.bytes;
+  // One client per server: asked through one client of several servers, libmemcached gives up
+  // on every server's stats when any of them does not answer.
+  const uint64_t timeout = static_cast<uint64_t>(std::max(1, options_.timeout_ms));
+  uint64_t total = 0;
+  bool any = false;
+  for (const std::string& server : options_.servers) {
+    std::string host;
+    in_port_t port = 0;
+    if (!SplitHostPort(server, &host, &port)) continue;
+    memcached_st* one = memcached_create(nullptr);
+    if (one == nullptr) continue;
+    memcached_behavior_set(one, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+    memcached_behavior_set(one, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, timeout);
+    memcached_behavior_set(one, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, timeout);
+    memcached_behavior_set(one, MEMCACHED_BEHAVIOR_SND_TIMEOUT, timeout * 1000);
+    memcached_behavior_set(one, MEMCACHED_BEHAVIOR_RCV_TIMEOUT, timeout * 1000);
+    Sum sum;
+    if (memcached_server_add(one, host.c_str(), port) == MEMCACHED_SUCCESS) {
+      (void)memcached_stat_execute(one, nullptr, add, &sum);
+    }
+    memcached_free(one);
+    if (sum.answered) {
+      total += sum.bytes;
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  return total;
 }
 
 ClusterCounters ClusterTier::ClusterStats() const {

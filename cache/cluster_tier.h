@@ -98,8 +98,9 @@ class ClusterTier final : public CacheTier {
   ClusterCounters ClusterStats() const;
   // What the servers that answer can hold, in bytes: each one's memory (limit_maxbytes) plus its
   // extstore (extstore_limit_maxbytes), summed; nullopt if none answered. A server that does not
-  // answer counts nothing, so the figure errs small. One `stats` request per server.
-  std::optional<uint64_t> CapacityBytes();
+  // answer counts nothing, so the figure errs small. A connection of its own and one `stats`
+  // request per server, each bounded by the timeout.
+  std::optional<uint64_t> CapacityBytes() const;
   // Waits until everything queued so far is written (tests, shutdown).
   void Flush() override;
 

@@ -199,8 +199,8 @@ Blob SsdTier::Lookup(CacheKey key) {
   bool good = !read_failed && std::memcmp(h.magic, kEntryMagic, sizeof h.magic) == 0 &&
               h.key == key;
   struct stat st;
-  good = good && ::fstat(fd.get(), &st) == 0 &&
-         static_cast<uint64_t>(st.st_size) == kHeaderBytes + h.length;
+  if (good && ::fstat(fd.get(), &st) != 0) read_failed = true;
+  good = good && !read_failed && static_cast<uint64_t>(st.st_size) == kHeaderBytes + h.length;
   auto payload = std::make_shared<std::string>();
   if (good) {
     payload->resize(h.length);

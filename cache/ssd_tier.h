@@ -128,8 +128,8 @@ class SsdTier final : public CacheTier {
   std::chrono::steady_clock::time_point next_space_check_{};  // guarded by mu_
   std::string problem_;                         // guarded by mu_
 
-  std::atomic<uint64_t> lookups_{0}, hits_{0}, inserts_{0}, corrupt_{0}, read_errors_{0}, write_errors_{0},
-      dropped_{0};
+  std::atomic<uint64_t> lookups_{0}, hits_{0}, inserts_{0}, corrupt_{0}, read_errors_{0},
+      write_errors_{0}, dropped_{0};
   std::atomic<CacheKey> admit_below_{kAdmitAll};
   std::atomic<uint64_t> refused_{0};  // inserts outside the admitted keys (SetAdmitBelow)
   std::thread writer_;

@@ -281,9 +281,12 @@ MemoryBudget PlanMemoryBudget(const MemoryLimit& limit, const BudgetRequest& req
   const uint64_t buffer = std::clamp<uint64_t>(scale / 16, 4 * kMiB, 64 * kMiB);
   b.prefetch_bytes = buffer;
   b.read_buffer_bytes = buffer;
-  // The fill's reads in flight: 1/8 of the limit (or memory), 32 to 96 MiB, so that a fill in
-  // a small container neither starves the RAM tier nor goes uncounted.
-  b.fill_bytes = request.fill ? std::clamp<uint64_t>(scale / 8, 32 * kMiB, 96 * kMiB) : 0;
+  // The fill's reads in flight: 1/8 of the limit (or memory), 32 to 96 MiB and at least one
+  // read, so that a fill in a small container neither starves the RAM tier nor goes uncounted.
+  b.fill_bytes = request.fill_chunk_bytes > 0
+                     ? std::max(std::clamp<uint64_t>(scale / 8, 32 * kMiB, 96 * kMiB),
+                                request.fill_chunk_bytes)
+                     : 0;
   b.index_counted_as_read = b.shared_limit() && request.lock_index.value_or(true);
   b.reserved_bytes = kBaseBytes + uint64_t{request.threads} * kPerThreadBytes +
                      (b.index_counted_as_read ? 0 : request.index_bytes) + b.prefetch_bytes +

@@ -122,8 +122,9 @@ struct BudgetRequest {
   unsigned threads = 16;                    // FUSE worker threads at most
   bool ssd_tier = false;                    // its write queue holds up to 64 MiB
   bool cluster_tier = false;                // its fill queue holds up to 64 MiB
-  bool fill = false;  // a dataset from a URL fetched ahead (fs/readahead/filler.h): its reads
-                      // in flight hold their bytes
+  // A dataset from a URL fetched ahead (fs/readahead/filler.h): the size of one of its reads
+  // (-o fill_chunk), whose bytes it holds while in flight; 0: no fill.
+  uint64_t fill_chunk_bytes = 0;
   uint64_t in_use_bytes = 0;                // others' use under the same limit at mount
   // Heap the allocator holds beyond what it handed out, populated ahead of it (the huge-page
   // heap's growth step, tools/mmfs/huge_page_heap.h); 0 on small pages.

@@ -1,5 +1,6 @@
 #include "fs/origin/url_pattern.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace mmfs::origin {
@@ -39,10 +40,10 @@ Result<Part> ExpandRange(const std::string& pattern, const std::string& body, si
                                    " values, more than the " + std::to_string(kMaxPatternUrls) +
                                    " a pattern may name");
   }
-  // Zero-padded as written: to the first number's width when it has a leading zero, or when
-  // both numbers have the same width.
-  const bool padded = (first.size() > 1 && first[0] == '0') || first.size() == last.size();
-  const size_t width = padded ? first.size() : 0;
+  // Zero-padded as bash pads (and Python's braceexpand, which WebDataset uses): when either
+  // number has a leading zero, every number to the wider one's width.
+  const bool padded = (first.size() > 1 && first[0] == '0') || (last.size() > 1 && last[0] == '0');
+  const size_t width = padded ? std::max(first.size(), last.size()) : 0;
   Part out;
   out.reserve(b - a + 1);
   for (uint64_t n = a;; ++n) {

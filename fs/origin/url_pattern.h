@@ -2,9 +2,10 @@
 // names 100 shards. ExpandBraceRanges turns such a pattern into the list of URLs it names, for
 // packing a dataset straight from a web server that cannot list its files.
 //
-// A numeric range {A..B} counts from A to B (both included). Its numbers are zero-padded to
-// A's width when A has a leading zero ({00000..00099}, {01..100}: 01 ... 99, 100) or when A and
-// B have the same width ({10..99}); otherwise not ({0..10}: 0 ... 10). A list {a,b,c} names its
+// A numeric range {A..B} counts from A to B (both included). As bash pads them (and Python's
+// braceexpand, which WebDataset uses): when A or B has a leading zero, every number is
+// zero-padded to the wider one's width ({00000..00099}; {01..100}: 001 ... 100; {1..010}:
+// 001 ... 010); otherwise not ({0..10}: 0 ... 10). A list {a,b,c} names its
 // items in order. Several groups make the cartesian product, the leftmost varying slowest (as
 // bash expands them). Text outside braces is kept as it is; there is no escape and no nesting.
 //

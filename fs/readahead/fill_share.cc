@@ -10,6 +10,9 @@ using ShareClock = std::chrono::steady_clock;
 // A done mark stays until evicted. memcached keeps an LRU per slab class, so a mark may outlive
 // its chunk's values (or go first): either only sends files to the store again.
 constexpr std::chrono::seconds kDoneTtl{0};
+// How often a cluster-only chunk another host holds is looked at: no reader of this host waits
+// for it through the fill (a reader's miss waits on its own, PeerFetches), so seldom.
+constexpr std::chrono::seconds kClusterOnlyRecheck{1};
 uint64_t Index(uint64_t entry) { return entry; }
 uint64_t Index(const format::Entry& e) { return e.index; }
 }  // namespace
@@ -70,18 +73,21 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t keep_end, uint64_t
   stats_.chunks = chunks_.size();
   stats_.own_chunks = 0;
   order_.clear();
-  // This host's own chunks first, in index order; then the others from the far end.
-  std::vector<size_t> others;
+  // This host's own chunks first, in index order; then the others from the far end, those of
+  // its share before the cluster-only ones (its tier needs the first; the second only spare
+  // another host's work).
+  std::vector<size_t> others, others_cluster_only;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     own_[c] = !options_.self.empty() && cluster_.ServerOfMark(ClaimName(c)) == options_.self;
     if (own_[c]) {
       order_.push_back(c);
       ++stats_.own_chunks;
     } else {
-      others.push_back(c);
+      (cluster_only_[c] ? others_cluster_only : others).push_back(c);
     }
   }
   order_.insert(order_.end(), others.rbegin(), others.rend());
+  order_.insert(order_.end(), others_cluster_only.rbegin(), others_cluster_only.rend());
 }
 
 void FillShare::Replan(const std::function<bool(const std::vector<format::Entry>&)>& missing) {
@@ -98,20 +104,27 @@ std::optional<FillShare::Task> FillShare::NextClusterOnlyLocked(size_t c,
   if (settled_[c]) return std::nullopt;
   ++outstanding_;
   lock.unlock();
-  auto claim = cluster_.AddMark(ClaimName(c), options_.claim_ttl);
-  const bool done = claim == cache::ClusterTier::MarkResult::kAdded &&
-                    cluster_.HasMark(DoneName(c)).value_or(false);
-  if (done) cluster_.DeleteMark(ClaimName(c));
+  const auto claim = cluster_.AddMark(ClaimName(c), options_.claim_ttl);
+  const bool done = cluster_.HasMark(DoneName(c)).value_or(false);
+  if (claim == cache::ClusterTier::MarkResult::kAdded && done) cluster_.DeleteMark(ClaimName(c));
   lock.lock();
   --outstanding_;
-  // Done already, another host's, or its server silent (a write there would be lost too):
-  // nothing for this host to do; its readers find the files in the cluster or the store.
-  if (claim != cache::ClusterTier::MarkResult::kAdded || done) {
+  if (done) {  // in the cluster already: nothing for this host to do
     settled_[c] = true;
     return std::nullopt;
   }
+  if (claim == cache::ClusterTier::MarkResult::kExists) {
+    // Another host is fetching it. Looked at again later: done then, or its claim lapsed (the
+    // host is gone) and this host takes it.
+    const ShareClock::time_point next = ShareClock::now() + kClusterOnlyRecheck;
+    auto at = std::find_if(waiting_.begin(), waiting_.end(),
+                           [&](const Waiting& w) { return w.next > next; });
+    waiting_.insert(at, Waiting{c, next});
+    return std::nullopt;
+  }
+  // Won, or the claim's server did not answer (the files' servers may still): this host's.
   ++outstanding_;
-  mine_[c] = true;
+  mine_[c] = claim == cache::ClusterTier::MarkResult::kAdded;
   Task task;
   task.kind = Kind::kStore;
   task.chunk = c;
@@ -184,6 +197,10 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
       }
       Waiting w = waiting_.front();
       waiting_.pop_front();
+      if (cluster_only_[w.chunk]) {
+        if (auto t = NextClusterOnlyLocked(w.chunk, lock)) return std::move(*t);
+        continue;
+      }
       for (const format::Entry& e : chunks_[w.chunk]) {
         if (!held(e)) task.files.push_back(e);
       }

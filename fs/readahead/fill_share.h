@@ -17,8 +17,10 @@
 //
 // When this host's tier keeps only a share of the dataset but the cluster can hold all of it,
 // the chunks past the share are cluster-only: claimed and read from the store as the others,
-// but written to the cluster alone; a cluster-only chunk another host holds or has done is
-// left to it (this host's readers find its files in the cluster). The job's fill then brings
+// but written to the cluster alone (a file the cluster fails to take is left to its readers,
+// which read it alone from the store); one another host holds is looked at again every second until it is done, or its claim lapses and this
+// host takes it (this host's readers find its files in the cluster, or wait for them as for any
+// chunk another host holds). It is never read into this host's tier. The job's fill then brings
 // the whole dataset into the cluster once, and each host keeps its share.
 //
 // Ownership: borrows the cluster tier, which must outlive it. Thread-safety: all methods are

@@ -455,7 +455,10 @@ uint64_t Filler::FetchFromStore(const std::vector<format::Entry>& files, bool cl
     }
     origin_.ReadCoalesced(run, ReadCause::kFill, [&](const format::Entry& e, cache::Blob blob) {
       ++found;
-      // The other hosts read it from the cluster: written before the chunk is marked done.
+      // The other hosts read it from the cluster: written before the chunk is marked done. A
+      // cluster-only file the cluster fails to take (a server down or slow) is not fetched
+      // again for it: a whole chunk would be read again for a few files, and with a server
+      // lost, every chunk; the readers that want such a file read it alone from the store.
       if (cluster_ != nullptr) cluster_->InsertNow(e.index, blob);
       if (!cluster_only) Store(e, std::move(blob));
     });

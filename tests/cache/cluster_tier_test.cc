@@ -124,11 +124,17 @@ TEST_F(ClusterTierTest, DamagedValuesAreNeverServed) {
 // Each server started with -m 64 and no extstore: 64 MiB each, and what a dead one held counts
 // nothing.
 TEST_F(ClusterTierTest, CapacityIsWhatTheAnsweringServersCanHold) {
+  constexpr uint64_t kEach = uint64_t{64} << 20;
   auto t = Open();
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->CapacityBytes(), std::optional<uint64_t>(3 * (uint64_t{64} << 20)));
+  EXPECT_EQ(t->CapacityBytes(), std::optional<uint64_t>(3 * kEach));
+  // A server down from the start (no earlier answer of its known to the client) counts nothing
+  // and takes nothing from the others.
   servers_[2].Kill();
-  EXPECT_EQ(t->CapacityBytes(), std::optional<uint64_t>(2 * (uint64_t{64} << 20)));
+  auto later = Open();
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->CapacityBytes(), std::optional<uint64_t>(2 * kEach));
+  EXPECT_EQ(t->CapacityBytes(), std::optional<uint64_t>(2 * kEach));
   servers_[0].Kill();
   servers_[1].Kill();
   EXPECT_EQ(t->CapacityBytes(), std::nullopt);

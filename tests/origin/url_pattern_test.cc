@@ -30,14 +30,16 @@ TEST(UrlPatternTest, RangesKeepTheirZeroPadding) {
   EXPECT_EQ(all.front(), "https://h/00000.tar");
   EXPECT_EQ(all[42], "https://h/00042.tar");
   EXPECT_EQ(all.back(), "https://h/00099.tar");
-  // The first number's leading zero sets the width, even when the last is wider.
+  // A leading zero on either number pads every number to the wider width, as bash does.
   EXPECT_EQ(Expand("{08..10}"), (Strings{"08", "09", "10"}));
   Strings wide = Expand("{01..100}");
   ASSERT_EQ(wide.size(), 100u);
-  EXPECT_EQ(wide[0], "01");
-  EXPECT_EQ(wide[98], "99");
+  EXPECT_EQ(wide[0], "001");
+  EXPECT_EQ(wide[98], "099");
   EXPECT_EQ(wide[99], "100");
-  // Equal widths pad too; no leading zero and different widths do not.
+  EXPECT_EQ(Expand("{1..010}").front(), "001");
+  EXPECT_EQ(Expand("{00..3}"), (Strings{"00", "01", "02", "03"}));
+  // No leading zero: no padding.
   EXPECT_EQ(Expand("{10..12}"), (Strings{"10", "11", "12"}));
   EXPECT_EQ(Expand("{8..10}"), (Strings{"8", "9", "10"}));
   EXPECT_EQ(Expand("{0..2}"), (Strings{"0", "1", "2"}));

@@ -125,7 +125,8 @@ void PlanMemory(const format::Dataset& dataset, ParsedMountOptions* opts) {
   request.threads = opts->mount.max_threads;
   request.ssd_tier = !opts->cache_dir.empty();
   request.cluster_tier = !opts->cluster_servers.empty();
-  request.fill = opts->fs.fill.mode != fs::FillMode::kOff;
+  request.fill_chunk_bytes =
+      opts->fs.fill.mode != fs::FillMode::kOff ? opts->fs.fill.chunk_bytes : 0;
   request.heap_slack_bytes = huge_heap ? kHugeHeapStepBytes : 0;
   const MemorySample now = SampleMemory(*limit);
   // Shared-limit mode by default takes what others hold for good; page cache gives way.

@@ -224,12 +224,15 @@ TEST(MemoryBudgetTest, DefaultsComeFromTheSmallerLimitLessWhatTheDaemonNeeds) {
   // A dataset fetched ahead: its reads in flight are reserved, 1/8 of the limit within 32 to
   // 96 MiB, and the RAM tier gets that much less.
   BudgetRequest fill;
-  fill.fill = true;
+  fill.fill_chunk_bytes = 8 * kBudgetMiB;
   const MemoryBudget filled = PlanMemoryBudget(HostLimit(512 * kBudgetMiB), fill);
   EXPECT_EQ(filled.fill_bytes, 64 * kBudgetMiB);
   EXPECT_EQ(filled.reserved_bytes, b.reserved_bytes + 64 * kBudgetMiB);
   EXPECT_EQ(PlanMemoryBudget(HostLimit(24 * kGiB), fill).fill_bytes, 96 * kBudgetMiB);
   EXPECT_EQ(PlanMemoryBudget(HostLimit(128 * kBudgetMiB), fill).fill_bytes, 32 * kBudgetMiB);
+  // Never less than one read of the fill's.
+  fill.fill_chunk_bytes = 48 * kBudgetMiB;
+  EXPECT_EQ(PlanMemoryBudget(HostLimit(128 * kBudgetMiB), fill).fill_bytes, 48 * kBudgetMiB);
   EXPECT_EQ(b.fill_bytes, 0u);
   // A small one: at most half of what is left after the reserve.
   BudgetRequest r;

@@ -267,6 +267,48 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   EXPECT_GE(static_cast<double>(b->io->bytes.load()), 0.9 * static_cast<double>(ShardBytes(*b)));
 }
 
+// Every chunk cluster-only (a tier that keeps none of the dataset), each claimed by a host that
+// then went away: this host looks at them again until the claims lapse, takes each one, and
+// reads it into the cluster; none is left to a host that will never fetch it.
+TEST_F(FillShareTest, ClusterOnlyChunksOfAHostThatWentAreTakenOver) {
+  auto ds = format::Dataset::Open(*dir_ / "ds");
+  ASSERT_TRUE(ds.ok());
+  cache::ClusterTierOptions c;
+  c.servers = Addresses();
+  c.name_space = "fill-share-test-takeover";
+  auto cluster = cache::ClusterTier::Open(c);
+  ASSERT_TRUE(cluster.ok());
+  const auto fetchable = [](const format::Entry& e) { return e.is_regular() && e.size() > 0; };
+  FillShare departed(**cluster, FillShareOptions{});
+  departed.Plan(**ds, 0, (*ds)->entry_count(), kChunkBytes, fetchable);
+  const std::vector<std::string> claims = departed.ClaimNames();
+  ASSERT_GT(claims.size(), 4u);
+  for (const std::string& name : claims) {
+    ASSERT_EQ((*cluster)->AddMark(name, 2s), cache::ClusterTier::MarkResult::kAdded);
+  }
+  FillShare host(**cluster, FillShareOptions{});
+  host.Plan(**ds, 0, (*ds)->entry_count(), kChunkBytes, fetchable);
+  EXPECT_EQ(host.Stats().cluster_only_chunks, claims.size());
+  size_t taken = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  for (;;) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << taken << " chunks taken";
+    FillShare::Task task = host.Next([](const format::Entry&) { return false; });
+    if (task.kind == FillShare::Kind::kNone) break;
+    if (task.kind == FillShare::Kind::kWait) {
+      std::this_thread::sleep_until(task.due);  // the share's own retry time, not a guess
+      continue;
+    }
+    ASSERT_EQ(task.kind, FillShare::Kind::kStore);
+    EXPECT_TRUE(task.cluster_only);
+    EXPECT_TRUE(task.held.empty());
+    ++taken;
+    host.Fetched(task.chunk, /*complete=*/true);
+  }
+  EXPECT_EQ(taken, claims.size());
+  EXPECT_EQ(host.Stats().cluster_only_fetched_chunks, claims.size());
+}
+
 // A prefetch buffer that holds nothing: the demand misses below read their file alone.
 class ShareEmptyBuffer final : public MemberBuffer {
  public:
