@@ -26,6 +26,7 @@
 #include "fs/origin/remote_stats.h"
 #include "fs/origin/retry_policy.h"
 #include "tests/nginx_helper.h"
+#include "tests/origin/quick_retries.h"
 #include "tests/test_util.h"
 
 namespace mmfs::origin {
@@ -117,14 +118,6 @@ HttpResponse Refused() {
   return r;
 }
 
-RetryPolicy Quick() {
-  RetryPolicy p;
-  p.initial_delay = 1ms;
-  p.max_delay = 4ms;
-  p.total = 2000ms;
-  return p;
-}
-
 TEST(RetryPolicyTest, DelayGrowsExponentiallyWithinTheCap) {
   RetryPolicy p;
   p.initial_delay = 100ms;
@@ -185,7 +178,7 @@ class HttpOriginFakeTest : public ::testing::Test {
     fake = t.get();
     fake->objects["http://h/ds.mmfs/shard-0.mdb"] = {ShardBytes(4096), "\"e0\""};
     fake->objects["http://h/ds.mmfs/views/256/shard-0.mdb"] = {ShardBytes(100, 5), "\"v0\""};
-    origin = std::make_unique<HttpOrigin>("http://h/ds.mmfs/", std::move(t), Quick());
+    origin = std::make_unique<HttpOrigin>("http://h/ds.mmfs/", std::move(t), testing::QuickRetries());
   }
   FakeTransport* fake = nullptr;
   std::unique_ptr<HttpOrigin> origin;
@@ -361,8 +354,8 @@ TEST_F(HttpOriginFakeTest, GivesUpAfterTheTotalTimeNamingTheUrlThenServesAgain) 
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kIoError);
   EXPECT_NE(read.status().message().find("http://h/ds.mmfs/shard-0.mdb"), std::string::npos);
-  EXPECT_GE(took, Quick().total);
-  EXPECT_LT(took, Quick().total + 5s);
+  EXPECT_GE(took, testing::QuickRetries().total);
+  EXPECT_LT(took, testing::QuickRetries().total + 5s);
   EXPECT_GT(origin->Stats().retries, 0u);
   // Not sticky: once the server answers, other bytes are served at once, and these once the
   // hold of their failure is over.
@@ -388,9 +381,9 @@ TEST_F(HttpOriginFakeTest, AReadsDeadlineCutsItsRetriesShort) {
   ASSERT_FALSE(read.ok());
   EXPECT_NE(read.status().message().find("HTTP 503"), std::string::npos);
   EXPECT_GE(took, 150ms);
-  EXPECT_LT(took, Quick().total) << "the policy's own budget is 2 s";
+  EXPECT_LT(took, testing::QuickRetries().total) << "the policy's own budget is 2 s";
   for (const HttpRequest& r : fake->sent) {
-    EXPECT_LE(r.timeout, Quick().min_try);
+    EXPECT_LE(r.timeout, testing::QuickRetries().min_try);
     EXPECT_GT(r.timeout.count(), 0);
   }
   // A READ failed by its own short deadline says little of the bytes: not remembered.
@@ -404,7 +397,7 @@ TEST_F(HttpOriginFakeTest, AReadsDeadlineCutsItsRetriesShort) {
     ASSERT_TRUE(origin->ReadSpan({0, 0}, 200, 64).ok());
   }
   ASSERT_EQ(fake->sent.size(), 1u);
-  EXPECT_EQ(fake->sent[0].timeout, Quick().min_try);
+  EXPECT_EQ(fake->sent[0].timeout, testing::QuickRetries().min_try);
   // Without a deadline (prefetch, warm-up, the index at mount) no try has a time limit but the
   // transport's stall rule.
   fake->failures = {Status503()};
@@ -430,7 +423,7 @@ TEST_F(HttpOriginFakeTest, NothingIsSentOnceTheReadsAreStopping) {
 // The kernel sends a failed READ again, and an extent read that failed is read again as its
 // sample: both are answered at once with the failure, for the hold, not after a second budget.
 TEST_F(HttpOriginFakeTest, BytesThatFailedForGoodFailAgainAtOnceForTheHoldOnly) {
-  RetryPolicy retry = Quick();
+  RetryPolicy retry = testing::QuickRetries();
   retry.total = 1000ms;  // the hold: at most the budget
   auto t = std::make_unique<FakeTransport>();
   fake = t.get();
@@ -533,7 +526,7 @@ class HttpOriginNginxTest : public ::testing::Test {
     testing::WriteFile(server.www() + "/ds.mmfs/shard-1.mdb", ShardBytes(5000, 3));
     ASSERT_TRUE(server.Start()) << server.ErrorLog();
   }
-  std::unique_ptr<HttpOrigin> NewOrigin(RetryPolicy retry = Quick()) {
+  std::unique_ptr<HttpOrigin> NewOrigin(RetryPolicy retry = testing::QuickRetries()) {
     return std::make_unique<HttpOrigin>(server.url() + "/ds.mmfs",
                                         std::make_unique<CurlTransport>(CurlOptions{}), retry);
   }
@@ -588,7 +581,7 @@ TEST_F(HttpOriginNginxTest, AShardReplacedUnderTheMountFailsWhileOthersServe) {
 }
 
 TEST_F(HttpOriginNginxTest, AServerThatGoesAwayAndComesBackIsServedAgain) {
-  RetryPolicy retry = Quick();
+  RetryPolicy retry = testing::QuickRetries();
   retry.total = 300ms;
   auto o = NewOrigin(retry);
   ASSERT_TRUE(o->AddTree(kDatasetTree, Spec({{"shard-0.mdb", 1 << 20}})).ok());

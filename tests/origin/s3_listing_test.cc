@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/fault_proxy_helper.h"
+#include "tests/origin/quick_retries.h"
 #include "tests/s3rver_helper.h"
 #include "tests/test_util.h"
 
@@ -89,14 +90,6 @@ HttpResponse S3Error(long status, const std::string& code, const std::string& me
   return r;
 }
 
-RetryPolicy QuickListing() {
-  RetryPolicy p;
-  p.initial_delay = 1ms;
-  p.max_delay = 4ms;
-  p.total = 2000ms;
-  return p;
-}
-
 TEST(S3ListingTest, FollowsTwoPagesAndSendsTheTokenBackEncoded) {
   ScriptedTransport t;
   // A token as S3 makes them: base64, with '+', '/' and '='.
@@ -104,7 +97,7 @@ TEST(S3ListingTest, FollowsTwoPagesAndSendsTheTokenBackEncoded) {
                                   {"p/b & c.tar", 0, "\"e2-3\""}},
                                  "1a/b+c==")));
   t.answers.push_back(Ok(PageXml({{"p/d.tar", 7, "\"e3\""}})));
-  auto all = ListBucket(t, kBucketUrl, "p/", QuickListing());
+  auto all = ListBucket(t, kBucketUrl, "p/", testing::QuickRetries());
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->size(), 3u);
   EXPECT_EQ((*all)[0].key, "p/a.tar");
@@ -131,7 +124,7 @@ TEST(S3ListingTest, FollowsThreePagesInKeyOrder) {
   t.answers.push_back(Ok(PageXml({{"e", 5, ""}})));
   ListOptions small;
   small.page_size = 2;
-  auto all = ListBucket(t, kBucketUrl, "", QuickListing(), small);
+  auto all = ListBucket(t, kBucketUrl, "", testing::QuickRetries(), small);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->size(), 5u);
   for (size_t i = 0; i < all->size(); ++i) {
@@ -151,7 +144,7 @@ TEST(S3ListingTest, FollowsThreePagesInKeyOrder) {
 TEST(S3ListingTest, AnErrorNamesTheBucketAndS3sCode) {
   ScriptedTransport t;
   t.answers.push_back(S3Error(403, "AccessDenied", "Access Denied"));
-  auto denied = ListBucket(t, kBucketUrl, "p/", QuickListing(), {}, "s3://bkt/p/");
+  auto denied = ListBucket(t, kBucketUrl, "p/", testing::QuickRetries(), {}, "s3://bkt/p/");
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kIoError);
   const std::string& m = denied.status().message();
@@ -162,7 +155,7 @@ TEST(S3ListingTest, AnErrorNamesTheBucketAndS3sCode) {
 
   ScriptedTransport missing;
   missing.answers.push_back(S3Error(404, "NoSuchBucket", "The specified bucket does not exist"));
-  auto none = ListBucket(missing, kBucketUrl, "", QuickListing());
+  auto none = ListBucket(missing, kBucketUrl, "", testing::QuickRetries());
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
   EXPECT_NE(none.status().message().find("bkt"), std::string::npos);
   EXPECT_NE(none.status().message().find("NoSuchBucket"), std::string::npos)
@@ -174,14 +167,14 @@ TEST(S3ListingTest, AnErrorNamesTheBucketAndS3sCode) {
   teapot.status = 418;
   teapot.error_body = "<html>no</html";
   plain.answers.push_back(teapot);
-  auto odd = ListBucket(plain, kBucketUrl, "", QuickListing());
+  auto odd = ListBucket(plain, kBucketUrl, "", testing::QuickRetries());
   EXPECT_NE(odd.status().message().find("HTTP 418"), std::string::npos);
 }
 
 TEST(S3ListingTest, AMalformedPageIsAClearError) {
   ScriptedTransport t;
   t.answers.push_back(Ok("<ListBucketResult><Contents><Key>a</Key>"));
-  auto broken = ListBucket(t, kBucketUrl, "", QuickListing());
+  auto broken = ListBucket(t, kBucketUrl, "", testing::QuickRetries());
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.status().code(), StatusCode::kIoError);
   EXPECT_NE(broken.status().message().find("listing page 1"), std::string::npos);
@@ -190,14 +183,14 @@ TEST(S3ListingTest, AMalformedPageIsAClearError) {
 
   ScriptedTransport html;
   html.answers.push_back(Ok("<html><body>hello</body></html>"));
-  auto other = ListBucket(html, kBucketUrl, "", QuickListing());
+  auto other = ListBucket(html, kBucketUrl, "", testing::QuickRetries());
   EXPECT_NE(other.status().message().find("<html> instead of a listing"), std::string::npos)
       << other.status().ToString();
 
   ScriptedTransport size;
   size.answers.push_back(Ok(
       "<ListBucketResult><Contents><Key>k</Key><Size>-3</Size></Contents></ListBucketResult>"));
-  auto bad_size = ListBucket(size, kBucketUrl, "", QuickListing());
+  auto bad_size = ListBucket(size, kBucketUrl, "", testing::QuickRetries());
   EXPECT_NE(bad_size.status().message().find("k: size '-3' is not a number"), std::string::npos)
       << bad_size.status().ToString();
 }
@@ -243,18 +236,18 @@ TEST(S3ListingTest, A5xxIsRetriedPerThePolicy) {
   refused.failure = TransportFailure::kTransient;
   refused.error = "Failed to connect";
   t.answers = {busy, refused, Ok(PageXml({{"k", 1, ""}}))};
-  auto all = ListBucket(t, kBucketUrl, "", QuickListing());
+  auto all = ListBucket(t, kBucketUrl, "", testing::QuickRetries());
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   EXPECT_EQ(all->size(), 1u);
   EXPECT_EQ(t.sent.size(), 3u);
   // Each try has a timeout: what is left of the budget.
   EXPECT_GT(t.sent[0].timeout.count(), 0);
-  EXPECT_LE(t.sent[0].timeout, QuickListing().total);
+  EXPECT_LE(t.sent[0].timeout, testing::QuickRetries().total);
 
   // A store that keeps failing: tried within the budget, then the last answer's error.
   ScriptedTransport down;
   for (int i = 0; i < 100000; ++i) down.answers.push_back(busy);
-  RetryPolicy brief = QuickListing();
+  RetryPolicy brief = testing::QuickRetries();
   brief.total = 100ms;
   const auto start = std::chrono::steady_clock::now();
   auto failed = ListBucket(down, kBucketUrl, "", brief);
@@ -268,7 +261,7 @@ TEST(S3ListingTest, A5xxIsRetriedPerThePolicy) {
   HttpResponse four;
   four.status = 400;
   bad.answers = {four, Ok(PageXml({}))};
-  EXPECT_FALSE(ListBucket(bad, kBucketUrl, "", QuickListing()).ok());
+  EXPECT_FALSE(ListBucket(bad, kBucketUrl, "", testing::QuickRetries()).ok());
   EXPECT_EQ(bad.sent.size(), 1u);
 }
 
@@ -277,39 +270,39 @@ TEST(S3ListingTest, RefusesStoresThatPageWrongly) {
   HttpResponse big = Ok("<ListBucketResult>");
   big.body_cut = true;
   cut.answers.push_back(big);
-  EXPECT_EQ(ListBucket(cut, kBucketUrl, "", QuickListing()).status().code(),
+  EXPECT_EQ(ListBucket(cut, kBucketUrl, "", testing::QuickRetries()).status().code(),
             StatusCode::kResourceExhausted);
 
   ScriptedTransport no_token;
   no_token.answers.push_back(Ok("<ListBucketResult><IsTruncated>true</IsTruncated>"
                                 "</ListBucketResult>"));
-  auto endless = ListBucket(no_token, kBucketUrl, "", QuickListing());
+  auto endless = ListBucket(no_token, kBucketUrl, "", testing::QuickRetries());
   EXPECT_NE(endless.status().message().find("no NextContinuationToken"), std::string::npos)
       << endless.status().ToString();
 
   ScriptedTransport loop;
   loop.answers = {Ok(PageXml({{"a", 1, ""}}, "T")), Ok(PageXml({{"b", 1, ""}}, "T"))};
-  auto looping = ListBucket(loop, kBucketUrl, "", QuickListing());
+  auto looping = ListBucket(loop, kBucketUrl, "", testing::QuickRetries());
   EXPECT_NE(looping.status().message().find("token it sent before"), std::string::npos)
       << looping.status().ToString();
 
   ScriptedTransport twice;
   twice.answers = {Ok(PageXml({{"a", 1, ""}}, "T")), Ok(PageXml({{"a", 1, ""}}))};
-  EXPECT_NE(ListBucket(twice, kBucketUrl, "", QuickListing()).status().message().find("'a' twice"),
+  EXPECT_NE(ListBucket(twice, kBucketUrl, "", testing::QuickRetries()).status().message().find("'a' twice"),
             std::string::npos);
 
   ScriptedTransport outside;
   outside.answers = {Ok(PageXml({{"q/a", 1, ""}}))};
-  EXPECT_FALSE(ListBucket(outside, kBucketUrl, "p/", QuickListing()).ok());
+  EXPECT_FALSE(ListBucket(outside, kBucketUrl, "p/", testing::QuickRetries()).ok());
 
   ScriptedTransport unused;
   ListOptions zero;
   zero.page_size = 0;
-  EXPECT_EQ(ListBucket(unused, kBucketUrl, "", QuickListing(), zero).status().code(),
+  EXPECT_EQ(ListBucket(unused, kBucketUrl, "", testing::QuickRetries(), zero).status().code(),
             StatusCode::kInvalidArgument);
   ListOptions over;
   over.page_size = 1001;
-  EXPECT_FALSE(ListBucket(unused, kBucketUrl, "", QuickListing(), over).ok());
+  EXPECT_FALSE(ListBucket(unused, kBucketUrl, "", testing::QuickRetries(), over).ok());
   EXPECT_TRUE(unused.sent.empty());
 }
 

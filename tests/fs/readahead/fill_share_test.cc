@@ -90,6 +90,17 @@ class FillShareTest : public ::testing::Test {
   std::vector<std::string> Addresses() const {
     return {servers_[0].address(), servers_[1].address()};
   }
+  // A client of both servers under `name_space`; null (and a test failure) if it cannot open.
+  std::unique_ptr<cache::ClusterTier> OpenCluster(const std::string& name_space,
+                                                  int timeout_ms = 100) const {
+    cache::ClusterTierOptions c;
+    c.servers = Addresses();
+    c.name_space = name_space;
+    c.timeout_ms = timeout_ms;
+    auto cluster = cache::ClusterTier::Open(c);
+    EXPECT_TRUE(cluster.ok()) << cluster.status().ToString();
+    return cluster.ok() ? std::move(cluster).value() : nullptr;
+  }
   // A host whose own server is `self` (empty: none), its fill started with `peer_wait`; each
   // store read takes 30 ms, so that two hosts started together both get to claim chunks.
   std::unique_ptr<Host> StartHost(const std::string& self, std::chrono::milliseconds peer_wait,
@@ -105,15 +116,10 @@ class FillShareTest : public ::testing::Test {
     h->origin = std::move(counting);
     h->reader = std::make_unique<OriginReader>(*h->dataset, *h->origin, h->metrics,
                                                OriginReaderOptions{});
-    cache::ClusterTierOptions c;
-    c.servers = Addresses();
-    c.name_space = "fill-share-test";
-    c.timeout_ms = 500;
-    auto cluster = cache::ClusterTier::Open(c);
-    EXPECT_TRUE(cluster.ok());
-    if (!cluster.ok()) return nullptr;
+    auto cluster = OpenCluster("fill-share-test", 500);
+    if (cluster == nullptr) return nullptr;
     h->tiers = std::make_unique<cache::TierStack>(ram_bytes, h->dataset->manifest().files, nullptr,
-                                                  std::move(cluster).value());
+                                                  std::move(cluster));
     FillOptions o;
     o.mode = FillMode::kOn;
     o.chunk_bytes = kChunkBytes;
@@ -240,19 +246,16 @@ TEST_F(FillShareTest, AHostThatJoinsLateReadsTheClusterNotTheStore) {
 TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
   auto ds = format::Dataset::Open(*dir_ / "ds");
   ASSERT_TRUE(ds.ok());
-  cache::ClusterTierOptions c;
-  c.servers = Addresses();
-  c.name_space = "fill-share-test";
-  auto cluster = cache::ClusterTier::Open(c);
-  ASSERT_TRUE(cluster.ok());
+  auto cluster = OpenCluster("fill-share-test");
+  ASSERT_NE(cluster, nullptr);
   // The departed host's plan (the same cut as every host's) and its claims, for 60 s.
-  FillShare departed(**cluster, FillShareOptions{});
+  FillShare departed(*cluster, FillShareOptions{});
   departed.Plan(**ds, (*ds)->entry_count(), (*ds)->entry_count(), kChunkBytes,
                 [](const format::Entry& e) { return e.is_regular() && e.size() > 0; });
   const std::vector<std::string> claims = departed.ClaimNames();
   ASSERT_GT(claims.size(), 4u);
   for (const std::string& name : claims) {
-    ASSERT_EQ((*cluster)->AddMark(name, 60s), cache::ClusterTier::MarkResult::kAdded);
+    ASSERT_EQ(cluster->AddMark(name, 60s), cache::ClusterTier::MarkResult::kAdded);
   }
   const auto start = std::chrono::steady_clock::now();
   auto b = StartHost(Addresses()[1], 1500ms);
@@ -273,20 +276,17 @@ TEST_F(FillShareTest, AHostThatClaimedChunksAndWentIsWaitedOutNotForever) {
 TEST_F(FillShareTest, ClusterOnlyChunksOfAHostThatWentAreTakenOver) {
   auto ds = format::Dataset::Open(*dir_ / "ds");
   ASSERT_TRUE(ds.ok());
-  cache::ClusterTierOptions c;
-  c.servers = Addresses();
-  c.name_space = "fill-share-test-takeover";
-  auto cluster = cache::ClusterTier::Open(c);
-  ASSERT_TRUE(cluster.ok());
+  auto cluster = OpenCluster("fill-share-test-takeover");
+  ASSERT_NE(cluster, nullptr);
   const auto fetchable = [](const format::Entry& e) { return e.is_regular() && e.size() > 0; };
-  FillShare departed(**cluster, FillShareOptions{});
+  FillShare departed(*cluster, FillShareOptions{});
   departed.Plan(**ds, 0, (*ds)->entry_count(), kChunkBytes, fetchable);
   const std::vector<std::string> claims = departed.ClaimNames();
   ASSERT_GT(claims.size(), 4u);
   for (const std::string& name : claims) {
-    ASSERT_EQ((*cluster)->AddMark(name, 2s), cache::ClusterTier::MarkResult::kAdded);
+    ASSERT_EQ(cluster->AddMark(name, 2s), cache::ClusterTier::MarkResult::kAdded);
   }
-  FillShare host(**cluster, FillShareOptions{});
+  FillShare host(*cluster, FillShareOptions{});
   host.Plan(**ds, 0, (*ds)->entry_count(), kChunkBytes, fetchable);
   EXPECT_EQ(host.Stats().cluster_only_chunks, claims.size());
   size_t taken = 0;
@@ -359,16 +359,10 @@ class SharedMissTest : public FillShareTest {
                                            MissLoaderOptions{});
     loader_->SetPeerFetches(share_.get());
   }
+  // Generous timeouts: a mark look-up that times out reads as "not fetching", and these tests
+  // count the waits exactly.
   std::unique_ptr<cache::ClusterTier> OpenCluster() {
-    cache::ClusterTierOptions c;
-    c.servers = Addresses();
-    c.name_space = "fill-share-test";
-    // Generous: a mark look-up that times out reads as "not fetching", and these tests count
-    // the waits exactly.
-    c.timeout_ms = 5000;
-    auto cluster = cache::ClusterTier::Open(c);
-    EXPECT_TRUE(cluster.ok());
-    return cluster.ok() ? std::move(cluster).value() : nullptr;
+    return FillShareTest::OpenCluster("fill-share-test", 5000);
   }
   // The holder claims every chunk, as a host whose fill is under way.
   void HolderClaimsAll() {
