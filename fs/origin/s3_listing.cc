@@ -137,7 +137,8 @@ Result<ListPage> ParseListPage(std::string_view xml) {
     return Status::InvalidArgument("an S3 error instead of a listing: " + ErrorOf(root));
   }
   if (!Named(root, "ListBucketResult")) {
-    return Status::InvalidArgument("<" + std::string(reinterpret_cast<const char*>(root->name)) +
+    const std::string name(reinterpret_cast<const char*>(root->name));
+    return Status::InvalidArgument("<" + name.substr(0, 60) +
                                    "> instead of a listing (<ListBucketResult>)");
   }
   ListPage page;

@@ -90,6 +90,12 @@ void FillShare::Plan(const format::Dataset& dataset, uint64_t keep_end, uint64_t
   order_.insert(order_.end(), others_cluster_only.rbegin(), others_cluster_only.rend());
 }
 
+void FillShare::WaitLocked(size_t chunk, std::chrono::steady_clock::time_point next) {
+  auto at = std::find_if(waiting_.begin(), waiting_.end(),
+                         [&](const Waiting& w) { return w.next > next; });
+  waiting_.insert(at, Waiting{chunk, next});
+}
+
 void FillShare::Replan(const std::function<bool(const std::vector<format::Entry>&)>& missing) {
   std::lock_guard<std::mutex> lock(mu_);
   order_.clear();
@@ -116,10 +122,7 @@ std::optional<FillShare::Task> FillShare::NextClusterOnlyLocked(size_t c,
   if (claim == cache::ClusterTier::MarkResult::kExists) {
     // Another host is fetching it. Looked at again later: done then, or its claim lapsed (the
     // host is gone) and this host takes it.
-    const ShareClock::time_point next = ShareClock::now() + kClusterOnlyRecheck;
-    auto at = std::find_if(waiting_.begin(), waiting_.end(),
-                           [&](const Waiting& w) { return w.next > next; });
-    waiting_.insert(at, Waiting{c, next});
+    WaitLocked(c, ShareClock::now() + kClusterOnlyRecheck);
     return std::nullopt;
   }
   // Won, or the claim's server did not answer (the files' servers may still): this host's.
@@ -174,9 +177,7 @@ FillShare::Task FillShare::Next(const std::function<bool(const format::Entry&)>&
         // Another host has it, or had it and is done: read from the cluster once it is.
         --outstanding_;
         waited_since_[c] = now;
-        auto at = std::find_if(waiting_.begin(), waiting_.end(),
-                               [&](const Waiting& w) { return w.next > now; });
-        waiting_.insert(at, Waiting{c, now});
+        WaitLocked(c, now);
         task.files.clear();
         continue;
       }
@@ -295,11 +296,8 @@ bool FillShare::AfterPeers(size_t chunk, uint64_t files, uint64_t bytes, uint64_
   // Still being fetched by its holder: look again later, keeping the due order (at once when
   // it was done meanwhile).
   --outstanding_;
-  const ShareClock::time_point next =
-      ShareClock::now() + (done_meanwhile ? ShareClock::duration::zero() : options_.peer_retry);
-  auto at = std::find_if(waiting_.begin(), waiting_.end(),
-                         [&](const Waiting& w) { return w.next > next; });
-  waiting_.insert(at, Waiting{chunk, next});
+  WaitLocked(chunk, ShareClock::now() +
+                        (done_meanwhile ? ShareClock::duration::zero() : options_.peer_retry));
   return false;
 }
 

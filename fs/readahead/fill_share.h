@@ -136,6 +136,8 @@ class FillShare final : public PeerFetches {
   std::vector<bool> rechecked_;
   // Until when readers' misses do not wait for each chunk (a wait for it ran out); guarded by mu_.
   std::vector<std::chrono::steady_clock::time_point> no_wait_until_;
+  // Queues `chunk` to be looked at again at `next`, keeping waiting_ in due order. REQUIRES: mu_.
+  void WaitLocked(size_t chunk, std::chrono::steady_clock::time_point next);
   // Next() for cluster-only chunk `c`: claims it (mu_ released meanwhile) and returns its task,
   // or nothing when it needs nothing from this host. REQUIRES: mu_ held by `lock`.
   std::optional<Task> NextClusterOnlyLocked(size_t c, std::unique_lock<std::mutex>& lock);
