@@ -147,13 +147,15 @@ class FillTimeline:
         self.thread.join()
 
 
-def run_epoch(hosts, lists, epoch):
-    """The hosts' loaders at once; (job seconds, per-host results)."""
+def run_epoch(hosts, lists, epoch, hint=False):
+    """The hosts' loaders at once; (job seconds, per-host results). `hint`: each loader's
+    sampler writes its epoch's order to the mount's hint first."""
     procs = []
     t = time.monotonic()
     for host, path in zip(hosts, lists):
         procs.append(subprocess.Popen(
-            [PY, bench.WORKLOADS, "loader-raw", host.root, path, "--seed", str(epoch)],
+            [PY, bench.WORKLOADS, "loader-raw", host.root, path, "--seed", str(epoch)]
+            + (["--hint"] if hint else []),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = []
     try:
@@ -182,11 +184,11 @@ def run_job(h, args, url, proxy, store, rel, tmp, shard_bytes):
                 m.start()
                 servers.append(m)
         addresses = [m.address for m in servers]
-        cache_args = []
+        cache_args = args.mount_args.split()
         if args.cache_fraction < 1:
             # A cache of that share of the dataset: the SSD tier that size, and a RAM tier too
             # small to hold more than a sliver of it.
-            cache_args = ["--ssd-cache", str(int(args.cache_fraction * shard_bytes)),
+            cache_args += ["--ssd-cache", str(int(args.cache_fraction * shard_bytes)),
                           "--ram-cache", "64M"]
             job["cache_fraction"] = args.cache_fraction
         for i in range(h):
@@ -204,7 +206,7 @@ def run_job(h, args, url, proxy, store, rel, tmp, shard_bytes):
             lists = epoch_lists(rel, h, e, tmp)
             before = remote.Snapshot(proxy, store, "job")
             with FillTimeline(hosts) as timeline:
-                seconds, results = run_epoch(hosts, lists, e)
+                seconds, results = run_epoch(hosts, lists, e, args.hint)
             d = before.delta()
             files = sum(r["files"] for r in results)
             job["epochs"].append({"seconds": seconds, "files": files,
@@ -259,6 +261,10 @@ def main():
                     help="each server's RAM; its values beyond go to extstore")
     ap.add_argument("--memcached-disk", default="2G", help="each server's extstore file")
     ap.add_argument("--no-aws-cp", action="store_true")
+    ap.add_argument("--mount-args", default="",
+                    help="more arguments for every mmfs mount, e.g. '--overlay' or '-o fill=on'")
+    ap.add_argument("--hint", action="store_true",
+                    help="the loaders write each epoch's order to MNT/.mmfs/hint (HintedSampler)")
     ap.add_argument("--cache-fraction", type=float, default=1.0,
                     help="each host's cache (SSD tier) as a share of the packed dataset; "
                          "below 1, a RAM tier of 64 MiB")
@@ -276,7 +282,7 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     meta = {"samples": n, "delay_ms": args.delay_ms, "cache_fraction": args.cache_fraction,
             "bandwidth": remote.bench_bytes(args.bandwidth), "epochs": args.epochs,
-            "started": started.isoformat(), "command": " ".join([sys.executable] + sys.argv),
+            "hint": args.hint, "mount_args": args.mount_args, "started": started.isoformat(), "command": " ".join([sys.executable] + sys.argv),
             "shard_bytes": bench.dir_bytes(dataset), "kernel": os.uname().release}
     res = {"jobs": []}
     tmp = tempfile.mkdtemp(prefix="mmfs-hosts-")

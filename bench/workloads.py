@@ -181,7 +181,7 @@ def main():
                 with open(p, "rb") as f:
                     return len(f.read()), len(caption)
 
-        epochs, origin, partial, daemon, causes = [], [], [], [], []
+        epochs, origin, partial, daemon, causes, progress = [], [], [], [], [], []
         for e in range(args.epochs):
             io0 = read_bytes(args.io_stat, args.io_dev) if args.io_stat else 0
             d0 = daemon_origin_bytes(args.root)
@@ -208,6 +208,17 @@ def main():
                         and n < len(images):
                     break
             epochs.append(time.monotonic() - t0)
+            # Samples done at each half second of the epoch: how far the loader got while a
+            # fill was still fetching, and how long its tail took.
+            step, k, prev = 0.5, 0, 0
+            curve = []
+            for t, done in marks:
+                while t >= (k + 1) * step:
+                    k += 1
+                    curve.append(prev)
+                prev = done
+            curve.append(n)
+            progress.append(curve)
             if n < len(images):
                 # Cut short: the rest of the epoch at the rate of the window's second half.
                 # Not from the start: the workers' start-up and, for the native folder, the
@@ -232,7 +243,7 @@ def main():
                 daemon.append(daemon_origin_bytes(args.root) - d0)
                 c1 = daemon_origin_causes(args.root)
                 causes.append({k: c1[k] - c0[k] for k in c1})
-        result.update(files=n, epoch_seconds=epochs)
+        result.update(files=n, epoch_seconds=epochs, progress_every_half_second=progress)
         if daemon:
             result.update(daemon_origin_bytes=daemon, daemon_origin_causes=causes)
         if any(partial):
