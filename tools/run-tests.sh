@@ -122,10 +122,7 @@ for stage in $stages; do
         status=1
         continue  # no tests without a build
       fi
-      case "$stage" in
-        asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
-        tsan) export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" ;;
-      esac
+      # The sanitizers' options come with the build (tests/CMakeLists.txt: sanitizer_env).
       if [[ $stage == release ]] && kernel_ring Y; then
         # Every test over the ring: every mount left to choose (-o transport=auto) serves over it,
         # which each ForegroundMount checks (MMFS_TEST_EXPECT_RING). The classic path runs the
@@ -144,7 +141,6 @@ for stage in $stages; do
         kernel_ring N || true
         run_ctest "$stage" || { echo "=== FAILED: tests in the $stage build"; result=FAILED; }
       fi
-      unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
       if [[ $stage == release ]]; then
         echo "=== package: build, install, mount from /etc/fstab, purge; cmake --install into a prefix"
         bash packaging/test-deb.sh build/release || { echo "=== FAILED: package test"; result=FAILED; }
