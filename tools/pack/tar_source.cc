@@ -88,6 +88,42 @@ Result<std::unique_ptr<TarReader>> TarReader::Open(const std::string& path,
   return r;
 }
 
+Result<std::unique_ptr<TarReader>> TarReader::OpenStream(std::string name, BlockSource next,
+                                                         PackReporter& reporter,
+                                                         uint64_t max_member_bytes) {
+  ScopedUtf8Locale utf8;
+  std::unique_ptr<TarReader> r(new TarReader(std::move(name), reporter, max_member_bytes));
+  r->source_ = std::move(next);
+  archive* a = archive_read_new();
+  if (a == nullptr) return Status::ResourceExhausted("archive_read_new");
+  r->archive_ = a;
+  archive_read_support_filter_gzip(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open(a, r.get(), nullptr, &TarReader::ReadBlock, nullptr) != ARCHIVE_OK) {
+    if (!r->source_error_.ok()) return r->source_error_;
+    return Status::InvalidArgument(r->path_ + ": cannot read as a tar archive: " + ErrorText(a));
+  }
+  return r;
+}
+
+ssize_t TarReader::ReadBlock(struct archive* a, void* self, const void** buffer) {
+  auto* r = static_cast<TarReader*>(self);
+  if (!r->source_error_.ok()) return -1;
+  Result<std::string_view> block = r->source_();
+  if (!block.ok()) {
+    r->source_error_ = block.status();
+    archive_set_error(a, EIO, "%s", block.status().message().c_str());
+    return -1;
+  }
+  *buffer = block->data();
+  return static_cast<ssize_t>(block->size());
+}
+
+Status TarReader::Damage(std::string what) {
+  if (!source_error_.ok()) return source_error_;
+  return Status::Corruption(std::move(what));
+}
+
 TarReader::~TarReader() {
   if (archive_ != nullptr) archive_read_free(A(archive_));
 }
@@ -112,8 +148,7 @@ Result<bool> TarReader::Next(TarMember* member, bool read_data) {
     if (rc == ARCHIVE_WARN) {
       reporter_.Warning(path_ + ": " + ErrorText(a));
     } else if (rc != ARCHIVE_OK) {
-      return Status::Corruption(path_ + ": damaged tar archive (" + ErrorText(a) +
-                                ")");
+      return Damage(path_ + ": damaged tar archive (" + ErrorText(a) + ")");
     }
     const char* raw = archive_entry_pathname(entry);
     std::string name = raw != nullptr ? raw : "";
@@ -147,7 +182,7 @@ Result<bool> TarReader::Next(TarMember* member, bool read_data) {
     if (!read_data) {
       // A plain tar seeks past the data; a compressed one decompresses it.
       if (archive_read_data_skip(a) != ARCHIVE_OK) {
-        return Status::Corruption(path_ + ": member '" + name + "': " + ErrorText(a));
+        return Damage(path_ + ": member '" + name + "': " + ErrorText(a));
       }
       return true;
     }
@@ -155,9 +190,7 @@ Result<bool> TarReader::Next(TarMember* member, bool read_data) {
     char buf[1 << 16];
     for (;;) {
       la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-      if (n < 0) {
-        return Status::Corruption(path_ + ": member '" + name + "': " + ErrorText(a));
-      }
+      if (n < 0) return Damage(path_ + ": member '" + name + "': " + ErrorText(a));
       if (n == 0) break;
       if (member->data.size() + static_cast<size_t>(n) > max_member_bytes_) {
         return Status::InvalidArgument(path_ + ": member '" + name + "' is larger than " +
@@ -166,7 +199,7 @@ Result<bool> TarReader::Next(TarMember* member, bool read_data) {
       member->data.append(buf, static_cast<size_t>(n));
     }
     if (size >= 0 && member->data.size() != static_cast<uint64_t>(size)) {
-      return Status::Corruption(path_ + ": member '" + name + "' is truncated (" +
+      return Damage(path_ + ": member '" + name + "' is truncated (" +
                                 std::to_string(member->data.size()) + " of " +
                                 std::to_string(size) + " bytes)");
     }
