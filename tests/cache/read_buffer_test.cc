@@ -9,12 +9,12 @@
 namespace mmfs::cache {
 namespace {
 
-Blob B(size_t n, char fill = 'r') { return std::make_shared<const std::string>(n, fill); }
+Blob ReadBufferBlob(size_t n, char fill = 'r') { return std::make_shared<const std::string>(n, fill); }
 
 TEST(ReadBufferTest, FindsOnlyRangesInsideAHeldSpan) {
   ReadBuffer buf(1000);
   EXPECT_FALSE(buf.Find(1, 0, 10).has_value());
-  buf.Put(1, 100, B(200));  // bytes [100, 300) of file 1
+  buf.Put(1, 100, ReadBufferBlob(200));  // bytes [100, 300) of file 1
   auto inside = buf.Find(1, 150, 150);
   ASSERT_TRUE(inside.has_value());
   EXPECT_EQ(inside->base, 100u);
@@ -30,28 +30,28 @@ TEST(ReadBufferTest, FindsOnlyRangesInsideAHeldSpan) {
 
 TEST(ReadBufferTest, EvictsTheLeastRecentlyUsedAndNeverExceedsTheBudget) {
   ReadBuffer buf(1000);
-  buf.Put(1, 0, B(400));
-  buf.Put(2, 0, B(400));
+  buf.Put(1, 0, ReadBufferBlob(400));
+  buf.Put(2, 0, ReadBufferBlob(400));
   ASSERT_TRUE(buf.Find(1, 0, 1).has_value());  // 1 is now the most recent
-  buf.Put(3, 0, B(400));
+  buf.Put(3, 0, ReadBufferBlob(400));
   EXPECT_TRUE(buf.Find(1, 0, 1).has_value());
   EXPECT_FALSE(buf.Find(2, 0, 1).has_value());
   EXPECT_TRUE(buf.Find(3, 0, 1).has_value());
   EXPECT_LE(buf.Counters().bytes_held, 1000u);
   EXPECT_EQ(buf.Counters().evictions, 1u);
-  buf.Put(4, 0, B(1001));  // larger than the budget: not held, nothing pushed out
+  buf.Put(4, 0, ReadBufferBlob(1001));  // larger than the budget: not held, nothing pushed out
   EXPECT_FALSE(buf.Find(4, 0, 1).has_value());
   EXPECT_EQ(buf.Counters().bytes_held, 800u);
   // Replacing a file's span keeps one span per file.
-  buf.Put(1, 100, B(100));
+  buf.Put(1, 100, ReadBufferBlob(100));
   EXPECT_EQ(buf.Counters().bytes_held, 500u);
   EXPECT_FALSE(buf.Find(1, 0, 1).has_value());
 }
 
 TEST(ReadBufferTest, ShrinkingTheBudgetEvictsAtOnceAndReadersKeepTheirBytes) {
   ReadBuffer buf(1000);
-  buf.Put(1, 0, B(300, 'a'));
-  buf.Put(2, 0, B(300, 'b'));
+  buf.Put(1, 0, ReadBufferBlob(300, 'a'));
+  buf.Put(2, 0, ReadBufferBlob(300, 'b'));
   auto held = buf.Find(1, 0, 300);
   ASSERT_TRUE(held.has_value());
   buf.SetBudget(100);
@@ -61,7 +61,7 @@ TEST(ReadBufferTest, ShrinkingTheBudgetEvictsAtOnceAndReadersKeepTheirBytes) {
   EXPECT_EQ(*held->blob, std::string(300, 'a')) << "a reader's span outlives its eviction";
   buf.Erase(1);  // nothing held: a no-op
   buf.SetBudget(1000);
-  buf.Put(3, 0, B(300));
+  buf.Put(3, 0, ReadBufferBlob(300));
   buf.Erase(3);
   EXPECT_FALSE(buf.Find(3, 0, 1).has_value());
 }
@@ -72,7 +72,7 @@ TEST(ReadBufferTest, ConcurrentPutsAndFindsStayWithinTheBudget) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (CacheKey k = 0; k < 2000; ++k) {
-        buf.Put(k * 4 + static_cast<CacheKey>(t), 0, B(100 + k % 900));
+        buf.Put(k * 4 + static_cast<CacheKey>(t), 0, ReadBufferBlob(100 + k % 900));
         if (auto s = buf.Find(k * 4 + static_cast<CacheKey>(t), 0, 1)) {
           EXPECT_EQ((*s->blob)[0], 'r');
         }

@@ -79,6 +79,45 @@ TEST(TarGroupingTest, GrouperHandsOverWholeSamplesAndSpillsPastItsLimit) {
   EXPECT_NE(extra.status().message().find("changed while packing"), std::string::npos);
 }
 
+TEST(TarGroupingTest, NeighboursGrouperHandsOverEachRunOfAKeyAndRefusesAKeyThatComesBack) {
+  TarGrouper grouper = TarGrouper::Neighbours("s3://b/x.tar");
+  std::vector<SourceNode> nodes(7);
+  TarSample done;
+  const std::pair<const char*, std::string> order[] = {
+      {"a.jpg", "A"}, {"a.txt", "at"}, {"b.jpg", "B"}, {"b.json", "bj"}, {"b.txt", "bt"},
+      {"d/c.jpg", "C"}};
+  std::vector<std::string> handed;
+  auto note = [&] {
+    std::string all = done.key + ":";
+    for (const std::string& c : done.contents) all += c + ",";
+    handed.push_back(all);
+    EXPECT_EQ(done.nodes.size(), done.contents.size());
+  };
+  for (size_t i = 0; i < 6; ++i) {
+    auto r = grouper.Add(order[i].first, &nodes[i], order[i].second, &done);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (*r) note();
+  }
+  EXPECT_EQ(handed, (std::vector<std::string>{"a:A,at,", "b:B,bj,bt,"}));
+  auto last = grouper.Finish(&done);
+  ASSERT_TRUE(last.ok() && *last);
+  note();
+  EXPECT_EQ(handed.back(), "d/c:C,");
+  EXPECT_EQ(grouper.spilled_bytes(), 0u);
+  // A key that comes back after another cannot be made whole in one pass: refused, named.
+  auto back = grouper.Add("a.cls", &nodes[6], "1", &done);
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(back.status().message().find("s3://b/x.tar"), std::string::npos);
+  EXPECT_NE(back.status().message().find("'a'"), std::string::npos) << back.status().ToString();
+  // A planned grouper has nothing left to finish.
+  TarSamplePlan plan;
+  TarGrouper planned(plan, "/tmp", 10);
+  auto none = planned.Finish(&done);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none);
+}
+
 TEST_F(InputsTest, UngroupedTarLosesNoSample) {
   WriteTar(tmp_ / "u.tar", Ungrouped(40));
   auto s = Pack({tmp_ / "u.tar"});

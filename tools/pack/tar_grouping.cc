@@ -47,13 +47,65 @@ Result<TarSamplePlan> PlanTarSamples(const std::string& path, uint64_t max_membe
 }
 
 TarGrouper::TarGrouper(const TarSamplePlan& plan, std::string spill_dir, uint64_t memory_limit)
-    : plan_(plan), spill_dir_(std::move(spill_dir)), memory_limit_(memory_limit) {}
+    : plan_(&plan), spill_dir_(std::move(spill_dir)), memory_limit_(memory_limit) {}
+
+TarGrouper TarGrouper::Neighbours(std::string archive) {
+  static const TarSamplePlan kNoPlan;
+  // One sample is held at a time, in memory: no spill file is ever made.
+  TarGrouper g(kNoPlan, "", UINT64_MAX);
+  g.plan_ = nullptr;
+  g.archive_ = std::move(archive);
+  return g;
+}
+
+Result<bool> TarGrouper::AddNeighbour(const std::string& key, SourceNode* node, std::string data,
+                                      TarSample* done) {
+  bool handed = false;
+  if (key != current_) {
+    if (handed_over_.count(key) > 0) {
+      return Status::InvalidArgument(
+          archive_ + ": the members of sample '" + key + "' are not next to each other; a tar "
+          "read from a bucket is read once, front to back: pack a local copy of it instead");
+    }
+    if (!current_.empty()) {
+      MMFS_RETURN_IF_ERROR(HandOver(current_, done));
+      handed = true;
+    }
+    current_ = key;
+  }
+  Pending& p = pending_[key];
+  p.nodes.push_back(node);
+  Held h;
+  h.size = data.size();
+  h.data = std::move(data);
+  p.held.push_back(std::move(h));
+  return handed;
+}
+
+Result<bool> TarGrouper::Finish(TarSample* done) {
+  if (plan_ != nullptr || current_.empty()) return false;
+  MMFS_RETURN_IF_ERROR(HandOver(current_, done));
+  current_.clear();
+  return true;
+}
+
+Status TarGrouper::HandOver(const std::string& key, TarSample* done) {
+  Pending& p = pending_[key];
+  done->key = key;
+  done->nodes = std::move(p.nodes);
+  done->contents.clear();
+  for (Held& held : p.held) done->contents.push_back(std::move(held.data));
+  pending_.erase(key);
+  handed_over_.insert(key);
+  return Status::Ok();
+}
 
 Result<bool> TarGrouper::Add(const std::string& path, SourceNode* node, std::string data,
                              TarSample* done) {
   std::string key = MemberKey(path);
-  auto expected = plan_.members_of.find(key);
-  if (expected == plan_.members_of.end()) {
+  if (plan_ == nullptr) return AddNeighbour(key, node, std::move(data), done);
+  auto expected = plan_->members_of.find(key);
+  if (expected == plan_->members_of.end()) {
     return Status::Corruption("member '" + path + "' was not there when the archive was first "
                               "read: it changed while packing");
   }

@@ -9,6 +9,10 @@
 // it holds one sample at a time, as before; for an ungrouped one, the members held past a memory
 // limit wait in an unlinked spill file next to the dataset being built (at most the tar's size).
 //
+// A tar read once from a bucket (TarReader::OpenStream) has no first pass: its grouper takes
+// neighbours as one sample (TarGrouper::Neighbours), which is what WebDataset writers produce,
+// and refuses a key that comes back after another, naming it, instead of splitting its sample.
+//
 // Thread-safety: a TarGrouper is used by one thread at a time.
 #pragma once
 
@@ -53,12 +57,19 @@ class TarGrouper {
   // bytes of incomplete samples held in memory (a single sample may exceed it only while it is
   // handed over).
   TarGrouper(const TarSamplePlan& plan, std::string spill_dir, uint64_t memory_limit);
+  // A grouper with no plan, for an archive read once: consecutive members with one key are a
+  // sample, handed over when a member of another key comes (or by Finish). A key that comes
+  // back after another is InvalidArgument naming `archive` and the key.
+  static TarGrouper Neighbours(std::string archive);
 
   // Adds the member at `path` (its node and bytes). When it completes its sample, `*done` is
   // that sample and true is returned. Corruption if the archive does not match the plan (it
   // changed between the passes).
   Result<bool> Add(const std::string& path, SourceNode* node, std::string data, TarSample* done);
 
+  // At the end of the archive: a sample still held (the last one of a Neighbours grouper) is
+  // `*done` and true is returned; false when none is.
+  Result<bool> Finish(TarSample* done);
   // The keys still waiting for members (the archive lost members between the passes).
   std::vector<std::string> Incomplete() const;
   uint64_t spilled_bytes() const { return spill_end_; }
@@ -76,8 +87,13 @@ class TarGrouper {
   };
   Status Spill(Held* h);
   Status Unspill(Held* h);
+  Result<bool> AddNeighbour(const std::string& key, SourceNode* node, std::string data,
+                            TarSample* done);
+  Status HandOver(const std::string& key, TarSample* done);
 
-  const TarSamplePlan& plan_;
+  const TarSamplePlan* plan_;  // null: a Neighbours grouper
+  std::string archive_;        // a Neighbours grouper's archive, for messages
+  std::string current_;        // the key a Neighbours grouper holds now ("": none)
   std::string spill_dir_;
   uint64_t memory_limit_;
   uint64_t in_memory_ = 0;
