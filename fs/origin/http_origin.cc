@@ -248,7 +248,9 @@ Result<HttpOrigin::Shard> HttpOrigin::CheckShard(const TreeSpec& spec, const Sha
   HttpRequest request;
   request.url = s.url;
   const uint64_t first = spec.magic != 0 ? spec.magic_offset : 0;
-  const uint64_t len = spec.magic != 0 ? sizeof magic : 1;
+  // Without a magic, the first two bytes (one for a one-byte object): s3rver takes the range
+  // 0-0's end of 0 for no end at all and sends the whole object.
+  const uint64_t len = spec.magic != 0 ? sizeof magic : std::min<uint64_t>(want.size, 2);
   if (no_room || (want.size == 0 && spec.magic == 0)) {
     request.head = true;  // no byte to read
   } else {

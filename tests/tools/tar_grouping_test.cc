@@ -80,7 +80,7 @@ TEST(TarGroupingTest, GrouperHandsOverWholeSamplesAndSpillsPastItsLimit) {
 }
 
 TEST(TarGroupingTest, NeighboursGrouperHandsOverEachRunOfAKeyAndRefusesAKeyThatComesBack) {
-  TarGrouper grouper = TarGrouper::Neighbours("s3://b/x.tar");
+  TarGrouper grouper = TarGrouper::Neighbours();
   std::vector<SourceNode> nodes(7);
   TarSample done;
   const std::pair<const char*, std::string> order[] = {
@@ -108,7 +108,6 @@ TEST(TarGroupingTest, NeighboursGrouperHandsOverEachRunOfAKeyAndRefusesAKeyThatC
   auto back = grouper.Add("a.cls", &nodes[6], "1", &done);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(back.status().message().find("s3://b/x.tar"), std::string::npos);
   EXPECT_NE(back.status().message().find("'a'"), std::string::npos) << back.status().ToString();
   // A planned grouper has nothing left to finish.
   TarSamplePlan plan;

@@ -108,6 +108,8 @@ int RunPack(const PackArgs& args) {
                                                : pack::SourceFormat::kAuto;
   if (!args.caption_fields.empty()) options.caption_fields = args.caption_fields;
   options.coco_annotations = args.coco_annotations;
+  options.remote.endpoint = args.endpoint;
+  options.remote.ca_file = args.ca_file;
   options.resume = args.resume;
   options.jobs = args.jobs > 0 ? args.jobs
                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -27,6 +27,8 @@ struct PackArgs {
   bool json = false;
   std::vector<uint32_t> views;  // --view N: views built once the pack is done
   int view_quality = 90;
+  std::string endpoint;  // s3:// sources: --endpoint
+  std::string ca_file;   // s3:// sources: --ca-file
 };
 int RunPack(const PackArgs& args);
 

@@ -81,11 +81,13 @@ int main(int argc, char** argv) {
       "Sources (detected, or --from): a folder tree (ImageFolder, img2dataset 'files'); tar\n"
       "shards (WebDataset, img2dataset; .tar, .tar.gz), each shown as a folder named after it,\n"
       "given one by one or as a folder of tars; a Hugging Face imagefolder (metadata.jsonl:\n"
-      "the caption becomes key.txt, the row key.json); COCO captions (--coco-annotations).\n"
+      "the caption becomes key.txt, the row key.json); COCO captions (--coco-annotations);\n"
+      "the tars under a bucket prefix (s3://BUCKET/PREFIX/), read straight from the store.\n"
       "Several sources merge at the root; a path two sources both provide is an error.\n\n"
       "Examples:\n"
       "  mmfs pack ./train ./train.mmfs\n"
       "  mmfs pack /data/laion/ /data/laion.mmfs            (a folder of 00000.tar ...)\n"
+      "  mmfs pack s3://datasets/laion/ /data/laion.mmfs    (its .tar objects, no local copy)\n"
       "  mmfs pack train2017 --coco-annotations captions_train2017.json coco.mmfs");
   pack_cmd->add_option("SRC... DST", pack.paths, "Sources, then the dataset directory to create")
       ->required()
@@ -110,6 +112,13 @@ int main(int argc, char** argv) {
                        "What to do with a broken image: fail (stop), skip (leave out its sample), keep")
       ->check(CLI::IsMember({"fail", "skip", "keep"}))
       ->capture_default_str();
+  pack_cmd->add_option("--endpoint", pack.endpoint,
+                       "For s3:// sources: the S3-compatible store's URL (default: "
+                       "AWS_ENDPOINT_URL, else AWS's endpoint for the bucket)")
+      ->check(kNotEmpty);
+  pack_cmd->add_option("--ca-file", pack.ca_file,
+                       "For s3:// sources over https: trust only the CAs in this PEM file")
+      ->check(kNotEmpty);
   pack_cmd->add_flag("--force", pack.force, "Replace DST if it is an existing dataset");
   pack_cmd->add_flag("--resume", pack.resume,
                      "Continue an interrupted pack to DST (same sources and options) from its "

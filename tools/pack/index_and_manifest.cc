@@ -7,6 +7,7 @@
 #include "fs/format/dataset_writer.h"
 #include "fs/format/format.h"
 #include "fs/format/manifest.h"
+#include "tools/pack/bucket_source.h"
 #include "tools/stage/stamp.h"
 
 namespace mmfs::pack {
@@ -78,6 +79,10 @@ Status WriteIndexAndManifest(const SourceNode& root, const ShardSequence& shards
   m.source_layout.clear();
   for (const std::string& l : layouts) m.source_layout += (m.source_layout.empty() ? "" : "+") + l;
   for (const std::string& s : options.sources) {
+    if (IsBucketSource(s)) {  // a URL, as given
+      m.source_paths.push_back(s);
+      continue;
+    }
     std::error_code ec;
     std::filesystem::path abs = std::filesystem::absolute(s, ec);
     m.source_paths.push_back(ec ? s : abs.lexically_normal().string());

@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "base/json_text.h"
 #include "fs/format/format.h"
+#include "tools/pack/bucket_source.h"
 #include "tools/pack/checkpoint.h"
 #include "tools/pack/index_and_manifest.h"
 #include "tools/pack/progress.h"
@@ -106,6 +107,9 @@ class Packer {
                         {"shard_size", options_.shard_size},
                         {"on_bad", OnBadName(options_.on_bad)},
                         {"format_version", format::kFormatVersion}};
+    // Bucket sources are other objects on another store: not in the fingerprints of packs
+    // without one, which stay resumable across this version.
+    if (!options_.remote.endpoint.empty()) j["endpoint"] = options_.remote.endpoint;
     return JsonText(j);
   }
 
@@ -167,6 +171,7 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   }
   fsys::path dst_parent = fsys::weakly_canonical(dst.parent_path(), ec);
   for (const std::string& source : options.sources) {
+    if (IsBucketSource(source)) continue;  // not a place on this machine
     fsys::path src = fsys::weakly_canonical(source, ec);
     if (!ec && IsInsideDir(dst_parent / dst.filename(), src)) {
       return Status::InvalidArgument("destination " + dst.string() + " is inside the source " +

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "fs/origin/s3_origin.h"
 #include "tools/pack/reporter.h"
 
 namespace mmfs::pack {
@@ -32,6 +33,8 @@ struct PackOptions {
   // after it: 00012.tar -> 00012/); a path that two sources both provide is an error.
   std::vector<std::string> sources;
   std::string destination;
+  // How sources given as s3:// URLs are reached (bucket_source.h): --endpoint, --ca-file.
+  origin::RemoteOptions remote;
   uint64_t shard_size = 1ull << 30;
   // A damaged image: stop (kFail), leave out its whole sample with a warning (kSkip), or pack
   // it with a warning (kKeep).

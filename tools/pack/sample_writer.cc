@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "fs/format/format.h"
+#include "tools/pack/bucket_source.h"
 #include "tools/pack/tar_grouping.h"
 #include "tools/pack/tar_source.h"
 
@@ -125,13 +126,27 @@ Status SampleWriter::AddGroup(std::vector<SourceNode*> members,
 // the archive (tar_grouping.h); the folder's tree is built from the member paths as they come.
 Status SampleWriter::WriteTar(SourceNode* dir) {
   const std::string& path = dir->tar_path;
-  MMFS_ASSIGN_OR_RETURN(TarSamplePlan plan, PlanTarSamples(path, options_.max_file_bytes));
-  if (!plan.grouped) {
-    reporter_.Phase(path + ": the members of a sample are not next to each other; grouping "
-                    "them by key across the archive");
+  // A tar in a bucket is read once, front to back (bucket_source.h); a local one is read twice,
+  // its headers first, so that members of one sample may be anywhere in it.
+  const bool from_bucket = IsBucketSource(path);
+  TarSamplePlan plan;
+  std::unique_ptr<BucketTar> bucket;
+  std::unique_ptr<TarReader> local;
+  if (from_bucket) {
+    BucketTarObject object{path, path.substr(path.rfind('/') + 1), dir->size};
+    MMFS_ASSIGN_OR_RETURN(bucket, BucketTar::Open(object, options_.remote, reporter_,
+                                                  options_.max_file_bytes));
+  } else {
+    MMFS_ASSIGN_OR_RETURN(plan, PlanTarSamples(path, options_.max_file_bytes));
+    if (!plan.grouped) {
+      reporter_.Phase(path + ": the members of a sample are not next to each other; grouping "
+                      "them by key across the archive");
+    }
+    MMFS_ASSIGN_OR_RETURN(local, TarReader::Open(path, reporter_, options_.max_file_bytes));
   }
-  MMFS_ASSIGN_OR_RETURN(auto reader, TarReader::Open(path, reporter_, options_.max_file_bytes));
-  TarGrouper grouper(plan, work_dir_, kTarGroupingMemory);
+  TarReader* reader = from_bucket ? &bucket->reader() : local.get();
+  TarGrouper grouper = from_bucket ? TarGrouper::Neighbours()
+                                   : TarGrouper(plan, work_dir_, kTarGroupingMemory);
   // Member nodes live in `files` until the end, keyed by path; pointers into a std::map stay.
   std::map<std::string, SourceNode> files;
   std::set<std::string> dirs;
@@ -192,6 +207,8 @@ Status SampleWriter::WriteTar(SourceNode* dir) {
     if (!complete.ok()) return complete.status().WithContext(path);
     if (*complete) MMFS_RETURN_IF_ERROR(submit(sample));
   }
+  MMFS_ASSIGN_OR_RETURN(bool last, grouper.Finish(&sample));
+  if (last) MMFS_RETURN_IF_ERROR(submit(sample));
   if (!grouper.Incomplete().empty()) {
     return Status::Corruption(path + ": sample '" + grouper.Incomplete().front() +
                               "' lost members since the archive was first read: it changed "

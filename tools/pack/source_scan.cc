@@ -2,13 +2,17 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <unordered_map>
 #include <vector>
 
 #include "fs/format/format.h"
+#include "tools/pack/bucket_source.h"
 #include "tools/pack/captions.h"
 #include "tools/pack/folder_source.h"
 #include "tools/pack/tar_source.h"
@@ -74,6 +78,7 @@ class SourceScanner {
   }
 
   Status AddSource(const std::string& src) {
+    if (IsBucketSource(src)) return AddBucket(src);
     struct stat st;
     if (::stat(src.c_str(), &st) != 0) return Status::FromErrno(errno, "source " + src);
     // The mount's root is the source's root (the latest of several): `find -newer` and rsync
@@ -178,6 +183,48 @@ class SourceScanner {
     ++out_.tars;
     out_.layouts.insert("webdataset");
     return dir;
+  }
+
+  // The tars under a bucket prefix, each a folder as a local tar is (bucket_source.h).
+  Status AddBucket(const std::string& src) {
+    if (options_.format != SourceFormat::kAuto && options_.format != SourceFormat::kWebDataset) {
+      return Status::InvalidArgument(src + ": only WebDataset tars are packed from a bucket "
+                                     "(--from webdataset or auto)");
+    }
+    if (!options_.coco_annotations.empty()) {
+      return Status::InvalidArgument(src + ": --coco-annotations takes a local image folder");
+    }
+    uint64_t left_out = 0;
+    MMFS_ASSIGN_OR_RETURN(std::vector<BucketTarObject> tars,
+                          ListBucketTars(src, options_.remote, &left_out));
+    if (left_out > 0) {
+      reporter_.Warning(src + ": " + std::to_string(left_out) + " objects that are not tar files "
+                        "directly under it (img2dataset's .parquet and _stats.json, deeper "
+                        "keys, ...) are left out");
+      summary_->skipped += left_out;
+    }
+    // A bucket keeps no modification time the listing gives here: the folders get the scan's.
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    out_.root.mtime_ns = std::max(out_.root.mtime_ns, now);
+    SourceNode tree;
+    tree.mode = format::kModeDirectory | 0755;
+    for (const BucketTarObject& t : tars) {
+      SourceNode dir;
+      dir.name = TarStem(t.name);
+      dir.mode = format::kModeDirectory | 0755;
+      dir.mtime_ns = now;
+      dir.tar_path = t.url;
+      dir.size = t.size;
+      out_.bytes += t.size;
+      // No file modes in a bucket: readable by this user alone, as far as the outputs go.
+      out_.access.AddFile(t.url, ::geteuid(), ::getegid(), S_IFREG | 0600, 0);
+      ++out_.tars;
+      tree.children.push_back(std::move(dir));
+    }
+    out_.layouts.insert("webdataset");
+    return Merge(&out_.root, std::move(tree), src);
   }
 
   const PackOptions& options_;

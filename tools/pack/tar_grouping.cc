@@ -49,12 +49,11 @@ Result<TarSamplePlan> PlanTarSamples(const std::string& path, uint64_t max_membe
 TarGrouper::TarGrouper(const TarSamplePlan& plan, std::string spill_dir, uint64_t memory_limit)
     : plan_(&plan), spill_dir_(std::move(spill_dir)), memory_limit_(memory_limit) {}
 
-TarGrouper TarGrouper::Neighbours(std::string archive) {
+TarGrouper TarGrouper::Neighbours() {
   static const TarSamplePlan kNoPlan;
   // One sample is held at a time, in memory: no spill file is ever made.
   TarGrouper g(kNoPlan, "", UINT64_MAX);
   g.plan_ = nullptr;
-  g.archive_ = std::move(archive);
   return g;
 }
 
@@ -64,8 +63,8 @@ Result<bool> TarGrouper::AddNeighbour(const std::string& key, SourceNode* node, 
   if (key != current_) {
     if (handed_over_.count(key) > 0) {
       return Status::InvalidArgument(
-          archive_ + ": the members of sample '" + key + "' are not next to each other; a tar "
-          "read from a bucket is read once, front to back: pack a local copy of it instead");
+          "the members of sample '" + key + "' are not next to each other; a tar read from a "
+          "bucket is read once, front to back: pack a local copy of it instead");
     }
     if (!current_.empty()) {
       MMFS_RETURN_IF_ERROR(HandOver(current_, done));

@@ -59,8 +59,8 @@ class TarGrouper {
   TarGrouper(const TarSamplePlan& plan, std::string spill_dir, uint64_t memory_limit);
   // A grouper with no plan, for an archive read once: consecutive members with one key are a
   // sample, handed over when a member of another key comes (or by Finish). A key that comes
-  // back after another is InvalidArgument naming `archive` and the key.
-  static TarGrouper Neighbours(std::string archive);
+  // back after another is InvalidArgument naming the key (the caller names the archive).
+  static TarGrouper Neighbours();
 
   // Adds the member at `path` (its node and bytes). When it completes its sample, `*done` is
   // that sample and true is returned. Corruption if the archive does not match the plan (it
@@ -92,7 +92,6 @@ class TarGrouper {
   Status HandOver(const std::string& key, TarSample* done);
 
   const TarSamplePlan* plan_;  // null: a Neighbours grouper
-  std::string archive_;        // a Neighbours grouper's archive, for messages
   std::string current_;        // the key a Neighbours grouper holds now ("": none)
   std::string spill_dir_;
   uint64_t memory_limit_;

@@ -1,0 +1,69 @@
+// Sources in a bucket: `mmfs pack s3://BUCKET/PREFIX/ DST` packs the WebDataset tars under the
+// prefix straight from the store, with no local copy.
+//
+// The prefix is listed once (fs/origin/s3_listing.h, the same endpoint, credentials, TLS and
+// retries as a mount's). Each tar directly under it becomes a folder named after it, as a local
+// tar does; objects below a further '/' and objects that are not tars are left out with one
+// warning. While packing, a tar is read once, front to back, through an ObjectStream
+// (fs/origin/object_stream.h: large ranged GETs, a few ahead) over an origin pinned to the
+// object's ETag, so an object replaced while it is read is an error, never a mix. Since there
+// is no first pass, its members are grouped as neighbours (TarGrouper::Neighbours).
+//
+// What the outputs may show: a bucket has no file modes, so its tars count as readable by the
+// packing user alone (the dataset's files get no group or other read bits from them).
+//
+// Ownership: a BucketTar owns its origin, its stream and its reader.
+// Thread-safety: ListBucketTars is reentrant; a BucketTar is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "fs/origin/object_stream.h"
+#include "fs/origin/s3_origin.h"
+#include "tools/pack/reporter.h"
+#include "tools/pack/tar_source.h"
+
+namespace mmfs::pack {
+
+// True for a source given as a bucket URL ("s3://...").
+bool IsBucketSource(std::string_view source);
+
+struct BucketTarObject {
+  std::string url;   // "s3://bkt/wds/00001.tar"
+  std::string name;  // "00001.tar"
+  uint64_t size = 0;
+};
+
+// The tars directly under the prefix `source` ("s3://BUCKET/PREFIX/"), in key order. Objects
+// that are not (other names, or keys below a further '/') are counted in `*left_out`.
+// InvalidArgument naming `source` when it holds no tar, or names a whole bucket (its root's
+// objects are not packed: a tar is opened as the object of a dataset URL, which names a key).
+Result<std::vector<BucketTarObject>> ListBucketTars(const std::string& source,
+                                                    const origin::RemoteOptions& remote,
+                                                    uint64_t* left_out);
+
+class BucketTar {
+ public:
+  // Starts reading the tar `object` (its size as listed); `block_bytes`: each GET's size.
+  static Result<std::unique_ptr<BucketTar>> Open(const BucketTarObject& object,
+                                                 const origin::RemoteOptions& remote,
+                                                 PackReporter& reporter,
+                                                 uint64_t max_member_bytes,
+                                                 size_t block_bytes = 8 << 20);
+  TarReader& reader() { return *reader_; }
+
+ private:
+  BucketTar() = default;
+  // Destroyed in reverse: the reader (which reads from the stream), the stream (which reads
+  // from the origin), then the origin.
+  std::unique_ptr<origin::HttpOrigin> origin_;
+  std::unique_ptr<origin::ObjectStream> stream_;
+  std::unique_ptr<TarReader> reader_;
+};
+
+}  // namespace mmfs::pack
