@@ -35,6 +35,39 @@ std::string UserName(uid_t uid) {
   return s;
 }
 
+// Inside a user namespace (a rootless container, `unshare -Urm`) an owner the namespace has no
+// uid for shows as the overflow uid (65534): the host's root owns / and /tmp, and they look like
+// nobody's. Nobody inside the namespace can act as such an owner, so for the walk it counts as
+// root does; outside a user namespace (the identity map) no owner is unmapped and nothing
+// changes. /proc unreadable: none is.
+bool IsUnmappedOwner(uid_t uid) {
+  struct Map {
+    bool in_user_namespace = false;
+    uid_t overflow = 65534;
+    std::vector<std::pair<uint64_t, uint64_t>> inside;  // [first, first + count) of each line
+  };
+  static const Map map = [] {
+    Map m;
+    std::ifstream uid_map("/proc/self/uid_map");
+    uint64_t first = 0, outside = 0, count = 0;
+    while (uid_map >> first >> outside >> count) m.inside.emplace_back(first, first + count);
+    m.in_user_namespace = !m.inside.empty() && !(m.inside.size() == 1 && first == 0 &&
+                                                 outside == 0 && count == 4294967295ull);
+    std::ifstream overflow("/proc/sys/kernel/overflowuid");
+    uint64_t o = 0;
+    if (overflow >> o) m.overflow = static_cast<uid_t>(o);
+    return m;
+  }();
+  if (!map.in_user_namespace || uid != map.overflow) return false;
+  for (const auto& [lo, hi] : map.inside) {
+    if (uid >= lo && uid < hi) return false;  // a real user of the namespace
+  }
+  return true;
+}
+
+// Root, the daemon's user, or (in a user namespace) an owner from outside it.
+bool TrustedOwner(uid_t uid) { return uid == 0 || uid == ::geteuid() || IsUnmappedOwner(uid); }
+
 std::string Trusted() {
   return ::geteuid() == 0 ? std::string("root") : "root or " + UserName(::geteuid());
 }
@@ -69,7 +102,7 @@ Status CheckPathDir(int fd, const std::string& shown, bool last) {
   if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "stat " + shown);
   std::string what = last ? "cache directory " + shown : shown + " (on the cache directory's path)";
   if (!S_ISDIR(st.st_mode)) return Status::NotADirectory(what + " is not a directory");
-  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+  if (!TrustedOwner(st.st_uid)) {
     return Status::InvalidArgument(what + " is owned by " + UserName(st.st_uid) + ", not by " +
                                    Trusted() + " that runs mmfs" + kPlanted);
   }
@@ -122,7 +155,7 @@ Result<UniqueFd> WalkOnce(const std::filesystem::path& path, const std::string& 
       }
     }
     if (S_ISLNK(lst.st_mode)) {
-      if (lst.st_uid != 0 && lst.st_uid != ::geteuid()) {
+      if (!TrustedOwner(lst.st_uid)) {
         return Status::InvalidArgument((last ? "cache directory " : "") + shown +
                                        " is a symbolic link owned by " + UserName(lst.st_uid) +
                                        kPlanted);

@@ -9,8 +9,10 @@
 // Up to and including the directory the operator gave, every level must belong to root or to
 // the daemon's user and must not be writable by group or others unless sticky (/tmp is fine;
 // root's 0777 directory without the sticky bit is not, for root too), so nobody else can swap a
-// level once checked. A symbolic link on the way is followed only if it belongs to root or the
-// daemon's user (an operator's link, e.g. /var/cache/mmfs -> /nvme/mmfs); its target is walked
+// level once checked. In a user namespace an owner it has no uid for (shown as the overflow uid:
+// the host's root, seen from a rootless container) counts as root. A symbolic link on the way is
+// followed only if it belongs to root or the daemon's user (an operator's link, e.g.
+// /var/cache/mmfs -> /nvme/mmfs); its target is walked
 // the same way. Missing levels are created by the walk itself (0755 parents, 0700 for the
 // directory given) and never chmod-ed afterwards.
 //

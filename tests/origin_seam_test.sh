@@ -70,7 +70,7 @@ fs/fuse/fuse_server.cc|read|1|/proc/self/mountinfo
 fs/fuse/unmount.cc|open|3|/dev/null and the mount point's directories
 fs/fuse/unmount.cc|read|1|a pipe from the unmount child
 cache/cache_dir.cc|open|3|the SSD tier's own cache directories
-cache/cache_dir.cc|fstream|2|/proc/locks
+cache/cache_dir.cc|fstream|4|/proc/locks; /proc/self/uid_map and overflowuid (the user namespace's owners)
 tools/mmfs/huge_page_heap.cc|ReadWholeFile|2|the kernel's transparent huge page setting and /proc/self/cmdline
 cache/ssd_tier.cc|open|2|the SSD tier's own cache files
 cache/ssd_disk.h|PreadFull|1|the SSD tier's own cache files, read through its disk seam

@@ -56,6 +56,21 @@ testing::CommandResult AsNobody(const std::string& dir) {
                              60);
 }
 
+// Opens `dir` as uid 12345 mapped to root in a user namespace of its own (what a rootless
+// container is): 0 if the tier opened, 1 if refused; -2 with no such namespace to be had.
+testing::CommandResult InUserNamespace(const std::string& dir) {
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::vector<std::string> as_user = {"setpriv", "--reuid=12345", "--regid=12345",
+                                            "--clear-groups", "unshare", "-Urm"};
+  std::vector<std::string> probe = as_user;
+  probe.push_back("true");
+  if (testing::RunCommand(probe, 60).exit_code != 0) return {-2, "no user namespace"};
+  std::vector<std::string> argv = as_user;
+  argv.insert(argv.end(), {"env", std::string(kChildDirEnv) + "=" + dir, self,
+                           "--gtest_filter=CacheDirChild.*"});
+  return testing::RunCommand(argv, 60);
+}
+
 class CacheDirTest : public ::testing::Test {
  protected:
   TempDir tmp_;
@@ -200,6 +215,30 @@ TEST_F(CacheDirTest, UserMayUseRootsStickyDirectory) {
   r = AsNobody(open_dir);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("without the sticky bit"), std::string::npos) << r.output;
+}
+
+// In a user namespace (a rootless container) the host's root owns / and /tmp, which the
+// namespace shows as the overflow uid: they count as root's, so a cache in the user's own
+// directory opens; a level open to others without the sticky bit is still refused.
+TEST_F(CacheDirTest, InAUserNamespaceTheHostsRootCountsAsRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "acting as another user needs root";
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);
+  std::string mine = tmp_ / "mine", open_dir = tmp_ / "open";
+  std::filesystem::create_directories(mine);
+  std::filesystem::create_directories(open_dir);
+  ASSERT_EQ(::chown(mine.c_str(), 12345, 12345), 0);
+  ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
+  auto r = InUserNamespace(mine + "/cache");
+  if (r.exit_code == -2) GTEST_SKIP() << "this kernel gives unprivileged users no user namespace";
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("OPENED"), std::string::npos) << r.output;
+  struct stat st;
+  ASSERT_EQ(::stat((mine + "/cache/mmfs-cache-v1/ds-test").c_str(), &st), 0) << r.output;
+  EXPECT_EQ(st.st_uid, 12345u);
+  r = InUserNamespace(open_dir + "/cache");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("without the sticky bit"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(open_dir + "/cache"));
 }
 
 // Two mounts of one dataset on one cache directory would delete each other's KEY.tmp files and
