@@ -44,6 +44,21 @@ inline std::string S3rverBinary() {
   return "/opt/mmfs-test-servers/node_modules/.bin/s3rver";
 }
 
+// This process's AWS settings as s3rver's account in us-east-1, and nothing else: the profile
+// files are `scratch`/no-credentials and `scratch`/no-config (absent), and every other AWS
+// variable that could change where or as whom requests go (and the test retry budget) unset.
+inline void UseS3rverAccount(const std::string& scratch) {
+  ::setenv("AWS_ACCESS_KEY_ID", kS3rverKey, 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", kS3rverSecret, 1);
+  ::setenv("AWS_REGION", "us-east-1", 1);
+  ::setenv("AWS_SHARED_CREDENTIALS_FILE", (scratch + "/no-credentials").c_str(), 1);
+  ::setenv("AWS_CONFIG_FILE", (scratch + "/no-config").c_str(), 1);
+  for (const char* v : {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
+                        "AWS_DEFAULT_REGION", "MMFS_TEST_REMOTE_RETRY_MS"}) {
+    ::unsetenv(v);
+  }
+}
+
 // The HTTP status of `curl ARGS... URL` (its body dropped), or -1 if curl did not run.
 inline int CurlStatus(std::vector<std::string> args, const std::string& url) {
   std::vector<std::string> argv = {"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"};

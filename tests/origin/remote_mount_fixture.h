@@ -92,15 +92,7 @@ class RemoteMountTest : public ::testing::Test {
     }
     std::sort(files.begin(), files.end());
 
-    ::setenv("AWS_ACCESS_KEY_ID", testing::kS3rverKey, 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", testing::kS3rverSecret, 1);
-    ::setenv("AWS_REGION", "us-east-1", 1);
-    ::setenv("AWS_SHARED_CREDENTIALS_FILE", (work / "no-credentials").c_str(), 1);
-    ::setenv("AWS_CONFIG_FILE", (work / "no-config").c_str(), 1);
-    for (const char* v : {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
-                          "AWS_DEFAULT_REGION", "MMFS_TEST_REMOTE_RETRY_MS"}) {
-      ::unsetenv(v);
-    }
+    testing::UseS3rverAccount(work.path());
   }
   void TearDown() override {
     ::unsetenv("MMFS_TEST_REMOTE_RETRY_MS");

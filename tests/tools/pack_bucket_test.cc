@@ -34,15 +34,7 @@ class PackBucketTest : public InputsTest {
   void SetUp() override {
     ASSERT_TRUE(s3.installed()) << s3.NotInstalled();
     ASSERT_TRUE(s3.Start()) << s3.Log();
-    ::setenv("AWS_ACCESS_KEY_ID", testing::kS3rverKey, 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", testing::kS3rverSecret, 1);
-    ::setenv("AWS_REGION", "us-east-1", 1);
-    ::setenv("AWS_SHARED_CREDENTIALS_FILE", (tmp_ / "no-credentials").c_str(), 1);
-    ::setenv("AWS_CONFIG_FILE", (tmp_ / "no-config").c_str(), 1);
-    for (const char* v : {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
-                          "AWS_DEFAULT_REGION", "MMFS_TEST_REMOTE_RETRY_MS"}) {
-      ::unsetenv(v);
-    }
+    testing::UseS3rverAccount(tmp_.path());
     options.remote.endpoint = s3.url();
     // Room for a slow first answer from node (a sanitizer build, a loaded machine).
     options.remote.retry.total = std::chrono::milliseconds(10000);
