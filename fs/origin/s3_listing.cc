@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cstdio>
+#include <ctime>
 #include <memory>
 #include <unordered_set>
 #include <utility>
@@ -14,6 +16,38 @@
 
 namespace mmfs::origin {
 namespace {
+// "2024-01-01T00:00:00.000Z" (S3's form: UTC, milliseconds) or without the fraction, in
+// nanoseconds since the epoch; 0 for anything else.
+int64_t ParseS3Time(const std::string& text) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour,
+                  &minute, &second, &consumed) != 6) {
+    return 0;
+  }
+  int64_t fraction_ns = 0;
+  size_t at = static_cast<size_t>(consumed);
+  if (at < text.size() && text[at] == '.') {
+    int64_t scale = 100000000;
+    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, scale /= 10) {
+      fraction_ns += (text[at] - '0') * scale;
+    }
+  }
+  if (at + 1 != text.size() || text[at] != 'Z' || year < 1970 || month < 1 || month > 12 ||
+      day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return 0;
+  }
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  const time_t seconds = ::timegm(&tm);
+  if (seconds < 0) return 0;
+  return static_cast<int64_t>(seconds) * 1000000000 + fraction_ns;
+}
+
 
 struct FreeDoc {
   void operator()(xmlDoc* doc) const { xmlFreeDoc(doc); }
@@ -166,6 +200,7 @@ Result<ListPage> ParseListPage(std::string_view xml) {
                                      "' is not a number of bytes");
     }
     o.etag = Text(Child(c, "ETag"));
+    o.last_modified_ns = ParseS3Time(Text(Child(c, "LastModified")));
     page.objects.push_back(std::move(o));
   }
   return page;

@@ -35,6 +35,9 @@ struct ListedObject {
   std::string key;    // the whole key in the bucket ("shards/00001.tar")
   uint64_t size = 0;  // bytes
   std::string etag;   // as the store sent it, quotes kept; empty if none
+  // LastModified ("2024-01-01T00:00:00.000Z"), in nanoseconds since the epoch; 0 when the
+  // page gives none or one not in that form (a date is no reason to refuse a listing).
+  int64_t last_modified_ns = 0;
 };
 
 struct ListOptions {

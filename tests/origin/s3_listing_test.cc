@@ -218,6 +218,18 @@ TEST(S3ListingTest, ParsesAPageAndAnErrorDocument) {
   EXPECT_EQ(page->next_token, "NEXT");
   ASSERT_EQ(page->objects.size(), 1u);
   EXPECT_EQ(page->objects[0].etag, "\"a\"");
+  EXPECT_EQ(page->objects[0].last_modified_ns, int64_t{1704067200} * 1000000000);
+  // A date without its fraction is read; one in no form S3 writes is 0, not an error.
+  auto dates = ParseListPage(
+      "<ListBucketResult><Contents><Key>a</Key><Size>1</Size><LastModified>"
+      "2024-01-01T00:00:01Z</LastModified></Contents><Contents><Key>b</Key><Size>1</Size>"
+      "<LastModified>yesterday</LastModified></Contents><Contents><Key>c</Key><Size>1</Size>"
+      "<LastModified>2024-01-01T00:00:01.5+01:00</LastModified></Contents></ListBucketResult>");
+  ASSERT_TRUE(dates.ok()) << dates.status().ToString();
+  ASSERT_EQ(dates->objects.size(), 3u);
+  EXPECT_EQ(dates->objects[0].last_modified_ns, int64_t{1704067201} * 1000000000);
+  EXPECT_EQ(dates->objects[1].last_modified_ns, 0);
+  EXPECT_EQ(dates->objects[2].last_modified_ns, 0);
   auto error = ParseListPage("<Error><Code>SlowDown</Code><Message>Reduce</Message></Error>");
   EXPECT_NE(error.status().message().find("SlowDown: Reduce"), std::string::npos);
   auto no_key = ParseListPage("<ListBucketResult><Contents><Size>1</Size></Contents>"

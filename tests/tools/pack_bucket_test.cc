@@ -84,6 +84,15 @@ TEST_F(PackBucketTest, TheTarsUnderAPrefixPackAsTheirLocalCopiesDo) {
   EXPECT_EQ(SampleOf("00000/100003.jpg"), SampleOf("00000/100003.txt"));
   EXPECT_EQ(SampleOf("00001/100049.json"), SampleOf("00001/100049.jpg"));
   EXPECT_EQ(Read("more/00002/100000.jpg"), "<missing>");
+  // A tar's folder has its object's time, so an unchanged bucket packs the same again.
+  uint64_t left_out = 0;
+  auto listed = ListBucketTars("s3://bkt/wds/", options.remote, &left_out);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_GT((*listed)[0].mtime_ns, 0);
+  auto folder = Find("00000");
+  ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+  EXPECT_EQ(folder->record.mtime_ns, (*listed)[0].mtime_ns);
   // A bucket has no modes to go by: what it held is for the packing user alone.
   struct stat st;
   ASSERT_EQ(::stat((tmp_ / "out.mmfs/shard-00000.mdb").c_str(), &st), 0);

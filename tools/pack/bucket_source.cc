@@ -54,7 +54,7 @@ Result<std::vector<BucketTarObject>> ListBucketTars(const std::string& source,
       ++*left_out;
       continue;
     }
-    BucketTarObject t{url_prefix + rest, rest, o.size};
+    BucketTarObject t{url_prefix + rest, rest, o.size, o.last_modified_ns};
     const std::string folder = TarStem(rest);
     MMFS_RETURN_IF_ERROR(CheckFolderName(folder, t.url));
     auto [at, fresh] = by_folder.emplace(folder, o.key);

@@ -37,6 +37,7 @@ struct BucketTarObject {
   std::string url;   // "s3://bkt/wds/00001.tar"
   std::string name;  // "00001.tar"
   uint64_t size = 0;
+  int64_t mtime_ns = 0;  // the listing's LastModified; 0 when it gave none
 };
 
 // The tars directly under the prefix `source` ("s3://BUCKET/PREFIX/"), in key order. Objects

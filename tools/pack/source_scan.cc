@@ -203,18 +203,19 @@ class SourceScanner {
                         "keys, ...) are left out");
       summary_->skipped += left_out;
     }
-    // A bucket keeps no modification time the listing gives here: the folders get the scan's.
+    // A tar's folder has its object's time (LastModified), so that packing an unchanged bucket
+    // again gives the same dataset; the scan's time where the listing gave none.
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-    out_.root.mtime_ns = std::max(out_.root.mtime_ns, now);
     SourceNode tree;
     tree.mode = format::kModeDirectory | 0755;
     for (const BucketTarObject& t : tars) {
       SourceNode dir;
       dir.name = TarStem(t.name);
       dir.mode = format::kModeDirectory | 0755;
-      dir.mtime_ns = now;
+      dir.mtime_ns = t.mtime_ns != 0 ? t.mtime_ns : now;
+      out_.root.mtime_ns = std::max(out_.root.mtime_ns, dir.mtime_ns);
       dir.tar_path = t.url;
       dir.size = t.size;
       out_.bytes += t.size;
