@@ -35,19 +35,22 @@ std::string UserName(uid_t uid) {
   return s;
 }
 
-// Inside a user namespace (a rootless container, `unshare -Urm`) an owner the namespace has no
-// uid for shows as the overflow uid (65534): the host's root owns / and /tmp, and they look like
-// nobody's. Nobody inside the namespace can act as such an owner, so for the walk it counts as
-// root does; outside a user namespace (the identity map) no owner is unmapped and nothing
-// changes. /proc unreadable: none is.
-bool IsUnmappedOwner(uid_t uid) {
-  struct Map {
-    bool in_user_namespace = false;
-    uid_t overflow = 65534;
-    std::vector<std::pair<uint64_t, uint64_t>> inside;  // [first, first + count) of each line
-  };
-  static const Map map = [] {
-    Map m;
+// Inside a user namespace (`unshare -Urm`: the user's own uid mapped, nothing else) an owner the
+// namespace has no uid for shows as the overflow uid (65534): the host's root owns / and /home,
+// and they look like nobody's. But so does every other host user: such an owner is trusted as
+// root only where the walk shows it must be the host's root or someone trusted as much (see
+// CheckPathDir). Outside a user namespace (the identity map) no owner is unmapped. /proc
+// unreadable, or a map that gives 65534 a user of its own (a rootless container's range): none
+// is, and such a path is refused as before.
+struct UidMap {
+  bool in_user_namespace = false;
+  uid_t overflow = 65534;
+  std::vector<std::pair<uint64_t, uint64_t>> inside;  // [first, first + count) of each line
+};
+
+const UidMap& ThisUidMap() {
+  static const UidMap map = [] {
+    UidMap m;
     std::ifstream uid_map("/proc/self/uid_map");
     uint64_t first = 0, outside = 0, count = 0;
     while (uid_map >> first >> outside >> count) m.inside.emplace_back(first, first + count);
@@ -58,6 +61,11 @@ bool IsUnmappedOwner(uid_t uid) {
     if (overflow >> o) m.overflow = static_cast<uid_t>(o);
     return m;
   }();
+  return map;
+}
+
+bool IsUnmappedOwner(uid_t uid) {
+  const UidMap& map = ThisUidMap();
   if (!map.in_user_namespace || uid != map.overflow) return false;
   for (const auto& [lo, hi] : map.inside) {
     if (uid >= lo && uid < hi) return false;  // a real user of the namespace
@@ -65,8 +73,7 @@ bool IsUnmappedOwner(uid_t uid) {
   return true;
 }
 
-// Root, the daemon's user, or (in a user namespace) an owner from outside it.
-bool TrustedOwner(uid_t uid) { return uid == 0 || uid == ::geteuid() || IsUnmappedOwner(uid); }
+bool RootOrOwn(uid_t uid) { return uid == 0 || uid == ::geteuid(); }
 
 std::string Trusted() {
   return ::geteuid() == 0 ? std::string("root") : "root or " + UserName(::geteuid());
@@ -97,12 +104,18 @@ Status Tighten(int fd, const std::string& shown) {
 // A directory on the way to the cache (the one given included) must belong to root or to the
 // daemon's user, and nobody else may rename what it holds: not writable by group or others
 // unless sticky. Otherwise another user could swap a level after it was checked.
-Status CheckPathDir(int fd, const std::string& shown, bool last) {
+// In a user namespace, a parent owned from outside it (IsUnmappedOwner) counts as root's while
+// `above_private`: no level above it lets anyone but its owner write (a sticky /tmp does), so
+// no other user could have made it; never for the cache directory itself. `*shared`: others may
+// write to this level (sticky or not).
+Status CheckPathDir(int fd, const std::string& shown, bool last, bool above_private,
+                    bool* shared) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "stat " + shown);
   std::string what = last ? "cache directory " + shown : shown + " (on the cache directory's path)";
   if (!S_ISDIR(st.st_mode)) return Status::NotADirectory(what + " is not a directory");
-  if (!TrustedOwner(st.st_uid)) {
+  *shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  if (!RootOrOwn(st.st_uid) && !(above_private && !last && IsUnmappedOwner(st.st_uid))) {
     return Status::InvalidArgument(what + " is owned by " + UserName(st.st_uid) + ", not by " +
                                    Trusted() + " that runs mmfs" + kPlanted);
   }
@@ -134,7 +147,9 @@ Result<UniqueFd> WalkOnce(const std::filesystem::path& path, const std::string& 
   int raw = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (raw < 0) return Status::FromErrno(errno, "open /");
   UniqueFd cur(raw);
-  MMFS_RETURN_IF_ERROR(CheckPathDir(cur.get(), "/", false));
+  bool shared = false;
+  MMFS_RETURN_IF_ERROR(CheckPathDir(cur.get(), "/", false, /*above_private=*/true, &shared));
+  bool private_so_far = !shared;
   std::vector<std::string> parts = Components(path);
   if (parts.empty()) return Status::InvalidArgument("cache directory " + given + " is /");
   std::filesystem::path here = "/";
@@ -155,7 +170,7 @@ Result<UniqueFd> WalkOnce(const std::filesystem::path& path, const std::string& 
       }
     }
     if (S_ISLNK(lst.st_mode)) {
-      if (!TrustedOwner(lst.st_uid)) {
+      if (!RootOrOwn(lst.st_uid)) {
         return Status::InvalidArgument((last ? "cache directory " : "") + shown +
                                        " is a symbolic link owned by " + UserName(lst.st_uid) +
                                        kPlanted);
@@ -184,7 +199,8 @@ Result<UniqueFd> WalkOnce(const std::filesystem::path& path, const std::string& 
       return Status::FromErrno(errno, "cannot open " + shown);
     }
     cur = UniqueFd(raw);
-    MMFS_RETURN_IF_ERROR(CheckPathDir(cur.get(), shown, last));
+    MMFS_RETURN_IF_ERROR(CheckPathDir(cur.get(), shown, last, private_so_far, &shared));
+    private_so_far = private_so_far && !shared;
     here = next;
   }
   restart->clear();
@@ -192,6 +208,8 @@ Result<UniqueFd> WalkOnce(const std::filesystem::path& path, const std::string& 
 }
 
 }  // namespace
+
+bool InUserNamespace() { return ThisUidMap().in_user_namespace; }
 
 Result<UniqueFd> OpenCacheRootDir(const std::string& dir) {
   if (dir.empty()) return Status::InvalidArgument("empty cache directory");

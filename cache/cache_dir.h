@@ -10,7 +10,8 @@
 // the daemon's user and must not be writable by group or others unless sticky (/tmp is fine;
 // root's 0777 directory without the sticky bit is not, for root too), so nobody else can swap a
 // level once checked. In a user namespace an owner it has no uid for (shown as the overflow uid:
-// the host's root, seen from a rootless container) counts as root. A symbolic link on the way is
+// the host's root, seen from `unshare -Urm`) counts as root for a parent directory that nobody
+// but its owners may write above. A symbolic link on the way is
 // followed only if it belongs to root or the daemon's user (an operator's link, e.g.
 // /var/cache/mmfs -> /nvme/mmfs); its target is walked
 // the same way. Missing levels are created by the walk itself (0755 parents, 0700 for the
@@ -32,6 +33,10 @@
 #include "base/status.h"
 
 namespace mmfs::cache {
+
+// True inside a user namespace other than the host's (a rootless container, `unshare -U`): uid 0
+// there is not the host's root, and cannot write where root can.
+bool InUserNamespace();
 
 // Opens DIR (creating it, mode 0700, and its missing parents, 0755, when absent); a relative
 // DIR is taken from the working directory.

@@ -75,7 +75,14 @@ void ObjectStream::Loop() {
     if (stop_ || next_read_ >= end_) return;
     const uint64_t index = next_read_++;
     lock.unlock();
-    Result<OriginBytes> got = ReadBlock(index);
+    // On a thread of its own: an exception here would end the process.
+    Result<OriginBytes> got = Status::ResourceExhausted("");
+    try {
+      got = ReadBlock(index);
+    } catch (const std::exception& e) {
+      got = Status::ResourceExhausted(origin_.ShardName(ref_) + ": reading block " +
+                                      std::to_string(index) + ": " + e.what());
+    }
     lock.lock();
     if (!got.ok() && index + 1 < end_) {
       end_ = index + 1;

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -217,17 +218,49 @@ TEST_F(CacheDirTest, UserMayUseRootsStickyDirectory) {
   EXPECT_NE(r.output.find("without the sticky bit"), std::string::npos) << r.output;
 }
 
-// In a user namespace (a rootless container) the host's root owns / and /tmp, which the
-// namespace shows as the overflow uid: they count as root's, so a cache in the user's own
-// directory opens; a level open to others without the sticky bit is still refused.
+// A scratch directory under /run (root's, 0755, on a tmpfs): unlike /tmp, nobody else may write
+// to any level above it, which is what a user namespace's walk needs to trust the host's root.
+class PrivateScratch {
+ public:
+  PrivateScratch() {
+    std::string t = "/run/mmfs-test-XXXXXX";
+    if (::mkdtemp(t.data()) != nullptr) path_ = t;
+  }
+  ~PrivateScratch() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  PrivateScratch(const PrivateScratch&) = delete;
+  PrivateScratch& operator=(const PrivateScratch&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// In a user namespace (`unshare -Urm`) the host's root owns / and /run, which the namespace
+// shows as the overflow uid: they count as root's while no level above lets others write, so a
+// cache in the user's own directory opens. Below a level others may write to (a sticky
+// directory), another host user's directory or link, which shows the same uid, is refused; so
+// is a level open to others without the sticky bit.
 TEST_F(CacheDirTest, InAUserNamespaceTheHostsRootCountsAsRoot) {
   if (::geteuid() != 0) GTEST_SKIP() << "acting as another user needs root";
-  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);
-  std::string mine = tmp_ / "mine", open_dir = tmp_ / "open";
-  std::filesystem::create_directories(mine);
-  std::filesystem::create_directories(open_dir);
+  PrivateScratch scratch;
+  ASSERT_FALSE(scratch.path().empty()) << "mkdtemp under /run: " << std::strerror(errno);
+  ASSERT_EQ(::chmod(scratch.path().c_str(), 0755), 0);
+  const std::string mine = scratch.path() + "/mine", open_dir = scratch.path() + "/open",
+                    sticky = scratch.path() + "/sticky", theirs = sticky + "/theirs",
+                    link = sticky + "/link";
+  for (const std::string& d : {mine, open_dir, sticky, theirs}) {
+    std::filesystem::create_directories(d);
+  }
   ASSERT_EQ(::chown(mine.c_str(), 12345, 12345), 0);
   ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
+  ASSERT_EQ(::chown(theirs.c_str(), 23456, 23456), 0);
+  ASSERT_EQ(::symlink(mine.c_str(), link.c_str()), 0);
+  ASSERT_EQ(::lchown(link.c_str(), 23456, 23456), 0);
+
   auto r = InUserNamespace(mine + "/cache");
   if (r.exit_code == -2) GTEST_SKIP() << "this kernel gives unprivileged users no user namespace";
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -235,10 +268,23 @@ TEST_F(CacheDirTest, InAUserNamespaceTheHostsRootCountsAsRoot) {
   struct stat st;
   ASSERT_EQ(::stat((mine + "/cache/mmfs-cache-v1/ds-test").c_str(), &st), 0) << r.output;
   EXPECT_EQ(st.st_uid, 12345u);
+
   r = InUserNamespace(open_dir + "/cache");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("without the sticky bit"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(open_dir + "/cache"));
+
+  r = InUserNamespace(theirs + "/cache");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(theirs + " (on the cache directory's path) is owned by uid 65534"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(theirs + "/cache"));
+
+  r = InUserNamespace(link + "/cache");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(link + " is a symbolic link owned by uid 65534"), std::string::npos)
+      << r.output;
 }
 
 // Two mounts of one dataset on one cache directory would delete each other's KEY.tmp files and

@@ -80,7 +80,9 @@ TEST(TarGroupingTest, GrouperHandsOverWholeSamplesAndSpillsPastItsLimit) {
 }
 
 TEST(TarGroupingTest, NeighboursGrouperHandsOverEachRunOfAKeyAndRefusesAKeyThatComesBack) {
-  TarGrouper grouper = TarGrouper::Neighbours();
+  testing::TempDir spill;
+  // A limit of 2 bytes: "at" and "bj"/"bt" wait in the spill file and come back intact.
+  TarGrouper grouper = TarGrouper::Neighbours(spill.path(), /*memory_limit=*/2);
   std::vector<SourceNode> nodes(7);
   TarSample done;
   const std::pair<const char*, std::string> order[] = {
@@ -103,7 +105,7 @@ TEST(TarGroupingTest, NeighboursGrouperHandsOverEachRunOfAKeyAndRefusesAKeyThatC
   ASSERT_TRUE(last.ok() && *last);
   note();
   EXPECT_EQ(handed.back(), "d/c:C,");
-  EXPECT_EQ(grouper.spilled_bytes(), 0u);
+  EXPECT_GT(grouper.spilled_bytes(), 0u);
   // A key that comes back after another cannot be made whole in one pass: refused, named.
   auto back = grouper.Add("a.cls", &nodes[6], "1", &done);
   ASSERT_FALSE(back.ok());

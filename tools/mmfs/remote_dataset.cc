@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <functional>
 
-#include "cache/cache_dir.h"
 #include "base/file_util.h"
+#include "cache/cache_dir.h"
 #include "fs/format/format.h"
 #include "fs/format/local_dataset.h"
 #include "fs/format/manifest.h"
@@ -111,7 +111,8 @@ bool IsRemoteDataset(const std::string& where) {
 }
 
 std::string DefaultRemoteCacheDir() {
-  if (::geteuid() == 0) return "/var/cache/mmfs";
+  // Root of a user namespace (a rootless container) cannot write where the host's root can.
+  if (::geteuid() == 0 && !cache::InUserNamespace()) return "/var/cache/mmfs";
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mmfs";
   const char* home = std::getenv("HOME");

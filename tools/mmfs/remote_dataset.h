@@ -49,7 +49,8 @@ struct OpenedDataset {
 // Whether `where` is a URL (http://, https://, s3://) rather than a path. REQUIRES: `where` as
 // origin::DatasetLocation gives it (its scheme lower-cased; other schemes refused).
 bool IsRemoteDataset(const std::string& where);
-// The cache directory for remote datasets when --cache-dir is not given.
+// The cache directory for remote datasets when --cache-dir is not given: /var/cache/mmfs for
+// root (not the root of a user namespace), else under XDG_CACHE_HOME or HOME, else /var/tmp.
 std::string DefaultRemoteCacheDir();
 
 // The dataset at `where`, a path or a URL (origin::DatasetLocation: the scheme in any case;

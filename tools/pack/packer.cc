@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -107,9 +109,15 @@ class Packer {
                         {"shard_size", options_.shard_size},
                         {"on_bad", OnBadName(options_.on_bad)},
                         {"format_version", format::kFormatVersion}};
-    // Bucket sources are other objects on another store: not in the fingerprints of packs
-    // without one, which stay resumable across this version.
-    if (!options_.remote.endpoint.empty()) j["endpoint"] = options_.remote.endpoint;
+    // A bucket source on another store is another source: its store is in the fingerprint
+    // (--endpoint, else AWS_ENDPOINT_URL, as the listing takes them). Packs without one keep
+    // the fingerprint they had, and stay resumable across versions.
+    if (std::any_of(options_.sources.begin(), options_.sources.end(), IsBucketSource)) {
+      const char* env = std::getenv("AWS_ENDPOINT_URL");
+      j["endpoint"] = !options_.remote.endpoint.empty() ? options_.remote.endpoint
+                      : env != nullptr                 ? std::string(env)
+                                                       : std::string();
+    }
     return JsonText(j);
   }
 

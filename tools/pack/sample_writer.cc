@@ -145,7 +145,7 @@ Status SampleWriter::WriteTar(SourceNode* dir) {
     MMFS_ASSIGN_OR_RETURN(local, TarReader::Open(path, reporter_, options_.max_file_bytes));
   }
   TarReader* reader = from_bucket ? &bucket->reader() : local.get();
-  TarGrouper grouper = from_bucket ? TarGrouper::Neighbours()
+  TarGrouper grouper = from_bucket ? TarGrouper::Neighbours(work_dir_, kTarGroupingMemory)
                                    : TarGrouper(plan, work_dir_, kTarGroupingMemory);
   // Member nodes live in `files` until the end, keyed by path; pointers into a std::map stay.
   std::map<std::string, SourceNode> files;

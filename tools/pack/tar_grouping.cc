@@ -49,10 +49,11 @@ Result<TarSamplePlan> PlanTarSamples(const std::string& path, uint64_t max_membe
 TarGrouper::TarGrouper(const TarSamplePlan& plan, std::string spill_dir, uint64_t memory_limit)
     : plan_(&plan), spill_dir_(std::move(spill_dir)), memory_limit_(memory_limit) {}
 
-TarGrouper TarGrouper::Neighbours() {
+TarGrouper TarGrouper::Neighbours(std::string spill_dir, uint64_t memory_limit) {
   static const TarSamplePlan kNoPlan;
-  // One sample is held at a time, in memory: no spill file is ever made.
-  TarGrouper g(kNoPlan, "", UINT64_MAX);
+  // One sample is held at a time; a hostile one of many members spills rather than filling
+  // memory.
+  TarGrouper g(kNoPlan, std::move(spill_dir), memory_limit);
   g.plan_ = nullptr;
   return g;
 }
@@ -77,6 +78,11 @@ Result<bool> TarGrouper::AddNeighbour(const std::string& key, SourceNode* node, 
   Held h;
   h.size = data.size();
   h.data = std::move(data);
+  if (in_memory_ + h.size > memory_limit_) {
+    MMFS_RETURN_IF_ERROR(Spill(&h));
+  } else {
+    in_memory_ += h.size;
+  }
   p.held.push_back(std::move(h));
   return handed;
 }
@@ -93,7 +99,14 @@ Status TarGrouper::HandOver(const std::string& key, TarSample* done) {
   done->key = key;
   done->nodes = std::move(p.nodes);
   done->contents.clear();
-  for (Held& held : p.held) done->contents.push_back(std::move(held.data));
+  for (Held& held : p.held) {
+    if (held.spilled) {
+      MMFS_RETURN_IF_ERROR(Unspill(&held));
+    } else {
+      in_memory_ -= held.size;
+    }
+    done->contents.push_back(std::move(held.data));
+  }
   pending_.erase(key);
   handed_over_.insert(key);
   return Status::Ok();

@@ -59,8 +59,9 @@ class TarGrouper {
   TarGrouper(const TarSamplePlan& plan, std::string spill_dir, uint64_t memory_limit);
   // A grouper with no plan, for an archive read once: consecutive members with one key are a
   // sample, handed over when a member of another key comes (or by Finish). A key that comes
-  // back after another is InvalidArgument naming the key (the caller names the archive).
-  static TarGrouper Neighbours();
+  // back after another is InvalidArgument naming the key (the caller names the archive). A
+  // sample's members past `memory_limit` wait in a spill file in `spill_dir`, as above.
+  static TarGrouper Neighbours(std::string spill_dir, uint64_t memory_limit);
 
   // Adds the member at `path` (its node and bytes). When it completes its sample, `*done` is
   // that sample and true is returned. Corruption if the archive does not match the plan (it

@@ -4,6 +4,8 @@
 #include <archive_entry.h>
 #include <locale.h>
 
+#include <exception>
+
 namespace mmfs::pack {
 
 namespace {
@@ -109,14 +111,19 @@ Result<std::unique_ptr<TarReader>> TarReader::OpenStream(std::string name, Block
 ssize_t TarReader::ReadBlock(struct archive* a, void* self, const void** buffer) {
   auto* r = static_cast<TarReader*>(self);
   if (!r->source_error_.ok()) return -1;
-  Result<std::string_view> block = r->source_();
-  if (!block.ok()) {
+  // Called from libarchive's C code: nothing may unwind through it.
+  try {
+    Result<std::string_view> block = r->source_();
+    if (block.ok()) {
+      *buffer = block->data();
+      return static_cast<ssize_t>(block->size());
+    }
     r->source_error_ = block.status();
-    archive_set_error(a, EIO, "%s", block.status().message().c_str());
-    return -1;
+  } catch (const std::exception& e) {
+    r->source_error_ = Status::ResourceExhausted(r->path_ + ": reading the archive: " + e.what());
   }
-  *buffer = block->data();
-  return static_cast<ssize_t>(block->size());
+  archive_set_error(a, EIO, "%s", r->source_error_.message().c_str());
+  return -1;
 }
 
 Status TarReader::Damage(std::string what) {
