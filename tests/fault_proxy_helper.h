@@ -77,12 +77,13 @@ class FaultProxy {
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
-  // The next `count` GETs (-1: all, until Clear) whose path contains `match` get `mode`: "500",
-  // "429", "slow" (the body over `seconds`) or "truncate". False if the proxy did not take it.
+  // The next `count` `method` requests (-1: all, until Clear) whose path contains `match` get
+  // `mode`: "500", "429", "slow" (the body over `seconds`) or "truncate". False if the proxy
+  // did not take it.
   bool Fault(const std::string& mode, int count, const std::string& match = "",
-             double seconds = 1) {
+             double seconds = 1, const std::string& method = "GET") {
     return Control("/__fault?mode=" + mode + "&count=" + std::to_string(count) + "&match=" + match +
-                   "&seconds=" + std::to_string(seconds));
+                   "&seconds=" + std::to_string(seconds) + "&method=" + method);
   }
   bool Clear() { return Control("/__clear"); }
 

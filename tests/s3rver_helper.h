@@ -143,6 +143,15 @@ class S3rverServer {
     return CurlStatus(args, url() + "/" + bucket + (key.empty() ? "" : "/" + key));
   }
 
+  // Object `bucket`/`key` written to `file`; the HTTP status, or -1.
+  int Get(const std::string& bucket, const std::string& key, const std::string& file) const {
+    std::vector<std::string> argv = {"curl", "-s", "-o", file, "-w", "%{http_code}"};
+    for (const std::string& a : SigV4Args(kS3rverKey, kS3rverSecret)) argv.push_back(a);
+    argv.push_back(url() + "/" + bucket + "/" + key);
+    CommandResult r = RunCommand(argv, 60);
+    return r.exit_code == 0 ? std::atoi(r.output.c_str()) : -1;
+  }
+
   // Every file under `dir` put as `bucket`/`prefix`/RELATIVE PATH; false (and what failed in
   // `*error`) if one is not answered 200.
   bool PutTree(const std::string& bucket, const std::string& prefix, const std::string& dir,

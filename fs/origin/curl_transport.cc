@@ -25,6 +25,9 @@ void GlobalInit() {
 
 constexpr const char* kEmptyPayloadSha256Header =
     "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+// A body is not hashed for the signature (a shard's part would cost a SHA-256 pass): S3 takes
+// it unsigned, and TLS guards it on the way.
+constexpr const char* kUnsignedPayloadHeader = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
 
 // The body of an answer that is not 2xx (an error page) is read and dropped, up to this much.
 constexpr uint64_t kMaxErrorBody = 64 << 10;
@@ -76,6 +79,16 @@ bool HeaderIs(std::string_view line, std::string_view name) {
   return true;
 }
 
+// Header names are compared in lower case: HTTP/2 sends them so, HTTP/1.1 servers as they like.
+constexpr std::string_view kUserMetadataPrefix = "x-amz-meta-";
+bool StartsCaseless(std::string_view line, std::string_view lower_prefix) {
+  if (line.size() < lower_prefix.size()) return false;
+  for (size_t i = 0; i < lower_prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != lower_prefix[i]) return false;
+  }
+  return true;
+}
+
 std::string_view HeaderValue(std::string_view line, size_t name_size) {
   std::string_view v = line.substr(name_size + 1);
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
@@ -105,6 +118,13 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     x->response->content_length.reset();
     x->response->object_size.reset();
     x->response->range.reset();
+    x->response->user_metadata.clear();
+  } else if (const size_t colon = line.find(':');
+             colon != std::string_view::npos && colon > kUserMetadataPrefix.size() &&
+             StartsCaseless(line, kUserMetadataPrefix)) {
+    std::string name(line.substr(kUserMetadataPrefix.size(), colon - kUserMetadataPrefix.size()));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    x->response->user_metadata.emplace_back(std::move(name), HeaderValue(line, colon));
   } else if (HeaderIs(line, "etag")) {
     x->response->etag = std::string(HeaderValue(line, 4));
   } else if (HeaderIs(line, "content-encoding")) {
@@ -270,12 +290,27 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
   if (request.head) curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  const bool sends_body = request.method == "PUT" || request.method == "POST";
+  if (!request.method.empty()) curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (sends_body) {
+    // Sent from memory as it is (POSTFIELDS; the method line is the one asked for above).
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.upload.size()));
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS,
+                     request.upload.empty() ? "" : request.upload.data());
+  }
   std::string range;
   if (request.range) {
     range = std::to_string(request.range->first) + "-" + std::to_string(request.range->second);
     curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
   }
   curl_slist* headers = nullptr;
+  if (sends_body) {
+    // No form encoding is claimed, and no 100-continue round trip is waited for.
+    headers = curl_slist_append(headers, "Content-Type: application/octet-stream");
+    headers = curl_slist_append(headers, "Expect:");
+  }
+  for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
   if (!request.if_match.empty()) {
     headers = curl_slist_append(headers, ("If-Match: " + request.if_match).c_str());
   }
@@ -283,7 +318,8 @@ HttpResponse CurlTransport::Send(const HttpRequest& request) {
     // S3 refuses a SigV4 request without x-amz-content-sha256 (libcurl 7.88 does not add it),
     // and libcurl signs it and takes its value as the payload's hash: the SHA-256 of the empty
     // body, as a GET or a HEAD sends none.
-    headers = curl_slist_append(headers, kEmptyPayloadSha256Header);
+    headers = curl_slist_append(
+        headers, request.upload.empty() ? kEmptyPayloadSha256Header : kUnsignedPayloadHeader);
     curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, options_.aws_sigv4.c_str());
     curl_easy_setopt(curl, CURLOPT_USERNAME, options_.access_key.c_str());
     curl_easy_setopt(curl, CURLOPT_PASSWORD, options_.secret_key.c_str());

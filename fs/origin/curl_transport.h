@@ -7,8 +7,9 @@
 // CAs or only those of `ca_pem` (read once by ReadCaFile: libcurl never opens the file, so a
 // FIFO named by mistake cannot hang a request, nor can the file change between the check and
 // the handshake). For an S3 store the options carry SigV4 signing (libcurl signs each request
-// with CURLOPT_AWS_SIGV4; x-amz-content-sha256, which S3 requires, is the empty body's hash) and
-// the credentials; the secret is never put in an error message.
+// with CURLOPT_AWS_SIGV4; x-amz-content-sha256, which S3 requires, is the empty body's hash, or
+// UNSIGNED-PAYLOAD for a write's body) and the credentials; the secret is never put in an error
+// message. A write (PUT, POST) sends its body from memory, with no 100-continue wait.
 //
 // Ownership: owns its easy handles (cleaned up by the destructor).
 // Thread-safety: Send may be called from any number of threads at once (a handle serves one

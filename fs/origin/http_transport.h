@@ -14,11 +14,22 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mmfs::origin {
 
 struct HttpRequest {
   bool head = false;  // HEAD instead of GET
+  // Another method than GET or HEAD ("PUT", "POST", "DELETE"): a write, which a mount never
+  // sends (only `mmfs pack` into a bucket does).
+  std::string method;
+  // The body a PUT or POST sends, not owned: it must stay as it is until Send returns. It is
+  // sent unsigned (x-amz-content-sha256: UNSIGNED-PAYLOAD): TLS guards it on the way.
+  std::string_view upload;
+  // Headers sent besides those the transport adds, each "Name: value" ("x-amz-meta-…: …").
+  std::vector<std::string> headers;
   std::string url;
   // Bytes [first, last] (inclusive, as the Range header) of the object; none: the whole object.
   std::optional<std::pair<uint64_t, uint64_t>> range;
@@ -55,6 +66,8 @@ struct HttpResponse {
   std::optional<uint64_t> object_size;
   // The start of an error answer's body (not 2xx; at most 4 KiB): an S3 store says there why.
   std::string error_body;
+  // The object's user metadata (x-amz-meta-NAME headers): NAME in lower case, and the value.
+  std::vector<std::pair<std::string, std::string>> user_metadata;
   std::string body;
   // The body held more than max_body (failure is then kPermanent; the status and headers are
   // those of the answer that was cut).

@@ -1,8 +1,5 @@
 #include "fs/origin/s3_listing.h"
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -13,9 +10,17 @@
 #include <utility>
 
 #include "fs/origin/s3_location.h"
+#include "fs/origin/s3_xml.h"
 
 namespace mmfs::origin {
 namespace {
+
+using s3xml::Child;
+using s3xml::ErrorOf;
+using s3xml::Named;
+using s3xml::S3ErrorOf;
+using s3xml::Text;
+
 // "2024-01-01T00:00:00.000Z" (S3's form: UTC, milliseconds) or without the fraction, in
 // nanoseconds since the epoch; 0 for anything else.
 int64_t ParseS3Time(const std::string& text) {
@@ -49,106 +54,6 @@ int64_t ParseS3Time(const std::string& text) {
 }
 
 
-struct FreeDoc {
-  void operator()(xmlDoc* doc) const { xmlFreeDoc(doc); }
-};
-struct FreeParser {
-  void operator()(xmlParserCtxt* ctxt) const { xmlFreeParserCtxt(ctxt); }
-};
-using XmlDoc = std::unique_ptr<xmlDoc, FreeDoc>;
-
-// libxml2 sets up its globals on first use, which is not safe from two threads at once: it is
-// done once here, before any parse.
-void InitLibxml() {
-  static const bool done = [] {
-    xmlInitParser();
-    return true;
-  }();
-  (void)done;
-}
-
-// `xml` parsed: no network (XML_PARSE_NONET), no DTD loaded, no entity substituted, and nothing
-// printed on stderr (the error comes back in the status). A document with a DTD is refused: S3
-// sends none, and one is the only way to declare entities.
-Result<XmlDoc> ParseXml(std::string_view xml) {
-  if (xml.size() > static_cast<size_t>(INT_MAX)) {
-    return Status::InvalidArgument("an XML document of " + std::to_string(xml.size()) +
-                                   " bytes is too large to parse");
-  }
-  InitLibxml();
-  std::unique_ptr<xmlParserCtxt, FreeParser> ctxt(xmlNewParserCtxt());
-  if (ctxt == nullptr) return Status::ResourceExhausted("libxml2: no memory for a parser");
-  XmlDoc doc(xmlCtxtReadMemory(ctxt.get(), xml.data(), static_cast<int>(xml.size()), nullptr,
-                               nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
-  if (doc == nullptr) {
-    std::string why = "not well-formed XML";
-    const xmlError* e = xmlCtxtGetLastError(ctxt.get());
-    if (e != nullptr && e->message != nullptr) {
-      std::string message = e->message;
-      while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
-        message.pop_back();
-      }
-      why += " (line " + std::to_string(e->line) + ": " + message + ")";
-    }
-    return Status::InvalidArgument(why);
-  }
-  if (doc->intSubset != nullptr || doc->extSubset != nullptr) {
-    return Status::InvalidArgument("the XML document has a DTD (<!DOCTYPE>), which S3 never sends");
-  }
-  return doc;
-}
-
-bool Named(const xmlNode* node, const char* name) {
-  return node->type == XML_ELEMENT_NODE &&
-         xmlStrEqual(node->name, reinterpret_cast<const xmlChar*>(name));
-}
-
-// The first child element of `parent` named `name`; null if none.
-const xmlNode* Child(const xmlNode* parent, const char* name) {
-  for (const xmlNode* c = parent->children; c != nullptr; c = c->next) {
-    if (Named(c, name)) return c;
-  }
-  return nullptr;
-}
-
-// The text of `element` (its text and CDATA children; the predefined entities, &amp; and the
-// like, are already decoded by the parser).
-std::string Text(const xmlNode* element) {
-  std::string out;
-  if (element == nullptr) return out;
-  for (const xmlNode* c = element->children; c != nullptr; c = c->next) {
-    if ((c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) && c->content != nullptr) {
-      out += reinterpret_cast<const char*>(c->content);
-    }
-  }
-  return out;
-}
-
-// "CODE: MESSAGE" of an S3 <Error> document `root`, or of what is there of the two; empty when
-// it has neither.
-std::string ErrorOf(const xmlNode* root) {
-  std::string code = Text(Child(root, "Code"));
-  const std::string message = Text(Child(root, "Message"));
-  // A message is shown in one line, and not at any length.
-  std::string out = code;
-  if (!message.empty()) out += (out.empty() ? "" : ": ") + message.substr(0, 300);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  return out;
-}
-
-// S3's Code and Message in an error answer's body (what the transport kept of it), or empty when
-// it holds no S3 error document.
-std::string S3ErrorOf(const std::string& body) {
-  if (body.empty()) return "";
-  Result<XmlDoc> doc = ParseXml(body);
-  if (!doc.ok()) return "";
-  const xmlNode* root = xmlDocGetRootElement(doc->get());
-  if (root == nullptr || !Named(root, "Error")) return "";
-  return ErrorOf(root);
-}
-
 // The URL of the listing page that follows `token` (empty: the first). The parameters are in
 // SigV4's canonical order (sorted by name) and encoding, so that libcurl's signature, computed
 // over the query as written, is the one S3 computes.
@@ -164,7 +69,7 @@ std::string PageUrl(const std::string& bucket_url, const std::string& prefix,
 }  // namespace
 
 Result<ListPage> ParseListPage(std::string_view xml) {
-  MMFS_ASSIGN_OR_RETURN(XmlDoc doc, ParseXml(xml));
+  MMFS_ASSIGN_OR_RETURN(s3xml::XmlDoc doc, s3xml::Parse(xml));
   const xmlNode* root = xmlDocGetRootElement(doc.get());
   if (root == nullptr) return Status::InvalidArgument("an XML document without an element");
   if (Named(root, "Error")) {

@@ -131,6 +131,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_PUT(self):
         self.handle_any()
 
+    def do_POST(self):
+        self.handle_any()
+
+    def do_DELETE(self):
+        self.handle_any()
+
     def answer(self, status, body=b"", headers=()):
         self.send_response(status)
         for name, value in headers:

@@ -12,6 +12,7 @@
 #include "base/json_text.h"
 #include "base/units.h"
 #include "fs/origin/printable.h"
+#include "fs/origin/s3_location.h"
 #include "tools/mmfs/commands.h"
 #include "tools/pack/packer.h"
 #include "tools/stage/interrupt.h"
@@ -62,6 +63,7 @@ class ConsoleReporter final : public pack::PackReporter {
     std::string line = FormatCount(p.files_done) + " files, " +
                        FormatBytes(p.bytes_done) + "/" + FormatBytes(p.bytes_total) + ", " +
                        FormatBytes(static_cast<uint64_t>(rate)) + "/s";
+    if (p.bytes_uploaded > 0) line += ", uploaded " + FormatBytes(p.bytes_uploaded);
     if (!done) line += ", ETA " + FormatDuration(eta);
     if (tty_) {
       constexpr int kWidth = 24;
@@ -110,6 +112,7 @@ int RunPack(const PackArgs& args) {
   options.coco_annotations = args.coco_annotations;
   options.remote.endpoint = args.endpoint;
   options.remote.ca_file = args.ca_file;
+  options.staging_dir = args.staging_dir;
   options.resume = args.resume;
   options.jobs = args.jobs > 0 ? args.jobs
                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -125,6 +128,12 @@ int RunPack(const PackArgs& args) {
                                            : pack::OnBadImage::kFail;
   options.cancel = stage::CatchInterrupts();
 
+  if (!args.views.empty() && origin::IsS3Url(destination)) {
+    // A view is built from the dataset's files on this machine.
+    PrintError("--view builds a view of a local dataset; for " + destination +
+               ", pack to a local directory with --view, or build the view there and upload it");
+    return 2;
+  }
   ConsoleReporter reporter(args.quiet);
   auto summary = pack::Pack(options, reporter);
   reporter.ClearLine();
@@ -155,6 +164,7 @@ int RunPack(const PackArgs& args) {
                         {"captions_without_image", s.captions_without_image},
                         {"shards", s.shards},
                         {"dataset_bytes", s.dataset_bytes},
+                        {"bytes_uploaded", s.bytes_uploaded},
                         {"seconds", s.seconds},
                         {"bytes_per_second", rate}};
     std::printf("%s\n", JsonText(j, 2).c_str());
@@ -162,11 +172,16 @@ int RunPack(const PackArgs& args) {
     std::printf("packed %s samples (%s files, %s) into %s\n", FormatCount(s.samples).c_str(),
                 FormatCount(s.files).c_str(), FormatBytes(s.bytes).c_str(),
                 destination.c_str());
-    std::printf("  %s shard%s, %s on disk, %s directories, %s (%s/s)%s\n", FormatCount(s.shards).c_str(),
+    std::printf("  %s shard%s, %s %s, %s directories, %s (%s/s)%s\n", FormatCount(s.shards).c_str(),
                 s.shards == 1 ? "" : "s", FormatBytes(s.dataset_bytes).c_str(),
+                origin::IsS3Url(destination) ? "in the bucket" : "on disk",
                 FormatCount(s.directories).c_str(), FormatDuration(s.seconds).c_str(),
                 FormatBytes(static_cast<uint64_t>(rate)).c_str(),
                 s.skipped > 0 ? (", " + FormatCount(s.skipped) + " inputs skipped").c_str() : "");
+    if (s.bytes_uploaded > 0) {
+      std::printf("  %s uploaded; mount it with: mmfs mount %s MNT\n",
+                  FormatBytes(s.bytes_uploaded).c_str(), destination.c_str());
+    }
     if (s.samples_with_bad_image > 0) {
       std::printf("  %s samples left out whole for a bad image (--on-bad skip; see the warnings)\n",
                   FormatCount(s.samples_with_bad_image).c_str());

@@ -29,6 +29,7 @@ struct PackArgs {
   int view_quality = 90;
   std::string endpoint;  // s3:// sources: --endpoint
   std::string ca_file;   // s3:// sources: --ca-file
+  std::string staging_dir;  // an s3:// DST: --staging-dir
 };
 int RunPack(const PackArgs& args);
 

@@ -83,11 +83,15 @@ int main(int argc, char** argv) {
       "given one by one or as a folder of tars; a Hugging Face imagefolder (metadata.jsonl:\n"
       "the caption becomes key.txt, the row key.json); COCO captions (--coco-annotations);\n"
       "the tars under a bucket prefix (s3://BUCKET/PREFIX/), read straight from the store.\n"
-      "Several sources merge at the root; a path two sources both provide is an error.\n\n"
+      "Several sources merge at the root; a path two sources both provide is an error.\n"
+      "DST may be a bucket (s3://BUCKET/PREFIX/NAME.mmfs): each shard is uploaded as soon as\n"
+      "it is packed and removed here (at most 3 shards on local disk, in --staging-dir), and\n"
+      "the manifest goes last, so the URL mounts only once the dataset is whole.\n\n"
       "Examples:\n"
       "  mmfs pack ./train ./train.mmfs\n"
       "  mmfs pack /data/laion/ /data/laion.mmfs            (a folder of 00000.tar ...)\n"
       "  mmfs pack s3://datasets/laion/ /data/laion.mmfs    (its .tar objects, no local copy)\n"
+      "  mmfs pack s3://datasets/laion/ s3://datasets/laion.mmfs   (bucket to bucket)\n"
       "  mmfs pack train2017 --coco-annotations captions_train2017.json coco.mmfs");
   pack_cmd->add_option("SRC... DST", pack.paths, "Sources, then the dataset directory to create")
       ->required()
@@ -113,11 +117,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fail", "skip", "keep"}))
       ->capture_default_str();
   pack_cmd->add_option("--endpoint", pack.endpoint,
-                       "For s3:// sources: the S3-compatible store's URL (default: "
+                       "For s3:// sources and DST: the S3-compatible store's URL (default: "
                        "AWS_ENDPOINT_URL, else AWS's endpoint for the bucket)")
       ->check(kNotEmpty);
   pack_cmd->add_option("--ca-file", pack.ca_file,
-                       "For s3:// sources over https: trust only the CAs in this PEM file")
+                       "For s3:// sources and DST over https: trust only the CAs in this PEM file")
+      ->check(kNotEmpty);
+  pack_cmd->add_option("--staging-dir", pack.staging_dir,
+                       "For an s3:// DST: where shards wait for their upload, at most 3 at a "
+                       "time (3x --shard-size of disk; default: $XDG_CACHE_HOME/mmfs/pack-staging "
+                       "or ~/.cache/mmfs/pack-staging)")
       ->check(kNotEmpty);
   pack_cmd->add_flag("--force", pack.force, "Replace DST if it is an existing dataset");
   pack_cmd->add_flag("--resume", pack.resume,

@@ -15,10 +15,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
+#include <xxhash.h>
 
 #include "base/file_util.h"
 #include "base/json_text.h"
 #include "fs/format/format.h"
+#include "fs/origin/s3_location.h"
+#include "fs/origin/s3_upload.h"
+#include "tools/pack/bucket_destination.h"
 #include "tools/pack/bucket_source.h"
 #include "tools/pack/checkpoint.h"
 #include "tools/pack/index_and_manifest.h"
@@ -45,10 +49,14 @@ const char* OnBadName(OnBadImage v) {
 namespace {
 
 // One pack into one work directory: the phases in order, and the checkpoint that lets it resume.
+// With a bucket (`bucket` not null), each finished shard is uploaded and leaves the work
+// directory, and the index and the manifest follow the last one (bucket_destination.h).
 class Packer {
  public:
-  Packer(const PackOptions& options, PackReporter& reporter, std::string work_dir, bool resume)
+  Packer(const PackOptions& options, PackReporter& reporter, std::string work_dir, bool resume,
+         origin::S3Uploader* bucket = nullptr)
       : resume_(resume),
+        bucket_(bucket),
         options_(options),
         reporter_(reporter),
         work_dir_(std::move(work_dir)),
@@ -63,8 +71,24 @@ class Packer {
       line.info = info;
       line.record_offsets.assign(offsets.begin(), offsets.end());
       line.groups = writer_.TakeCommittedGroups();
-      return checkpoint_->Append(line);
+      MMFS_RETURN_IF_ERROR(checkpoint_->Append(line));
+      return uploads_ ? uploads_->Add(info) : Status::Ok();
     });
+    if (bucket_ != nullptr) {
+      uploads_.emplace(*bucket_, work_dir_);
+      progress_.set_bytes_uploaded([this] { return bucket_->bytes_sent(); });
+    }
+  }
+
+  // The objects in the bucket a failed pack leaves: the shards uploaded by this run and by the
+  // runs it resumed (never the index or the manifest, which go last). Stops the uploads first.
+  std::vector<std::string> StopUploads() {
+    std::vector<std::string> objects;
+    if (!uploads_) return objects;
+    uploads_->Stop();
+    for (size_t i = 0; i < restored_shards_; ++i) objects.push_back(shards_.shards()[i].file);
+    for (std::string& o : uploads_->uploaded()) objects.push_back(std::move(o));
+    return objects;
   }
 
   // Shards finished (and checkpointed) by this run.
@@ -83,11 +107,23 @@ class Packer {
     MMFS_RETURN_IF_ERROR(StartOrResume());
     MMFS_RETURN_IF_ERROR(writer_.Write(&scanned.root));
     MMFS_RETURN_IF_ERROR(shards_.FinishShard());
+    if (uploads_) {
+      reporter_.Phase("uploading the last shards to " + options_.destination);
+      MMFS_RETURN_IF_ERROR(uploads_->Finish());
+    }
     progress_.Report(/*finished=*/true);
-    ::unlink(checkpoint_->path().c_str());
+    if (!bucket_) ::unlink(checkpoint_->path().c_str());  // a bucket's is kept until published
     reporter_.Phase("writing index");
     MMFS_RETURN_IF_ERROR(WriteIndexAndManifest(scanned.root, shards_, options_, scanned.layouts,
                                                work_dir_, &summary_));
+    if (bucket_ != nullptr) {
+      // The manifest last: a reader of the URL sees the dataset whole or not at all.
+      for (const char* name : {format::kIndexFileName, format::kManifestFileName}) {
+        MMFS_RETURN_IF_ERROR(bucket_->PutFile(name, work_dir_ + "/" + name));
+      }
+      summary_.bytes_uploaded = bucket_->bytes_sent();
+      return summary_;
+    }
     // Shards hold every file's bytes: no more users may read them than may read each source.
     MMFS_ASSIGN_OR_RETURN(OutputModes modes, RestrictOutputModes(work_dir_, scanned.access));
     if ((modes.file_mode & 0004) == 0) {
@@ -127,7 +163,11 @@ class Packer {
       MMFS_ASSIGN_OR_RETURN(checkpoint_, CheckpointWriter::Create(path, Fingerprint()));
       return Status::Ok();
     }
-    auto shard_is_whole = [this](const format::ShardInfo& info) { return shards_.IsWhole(info); };
+    // A bucket's shard is trusted when the bucket holds the very one (its size and checksum):
+    // its local file left when it was uploaded.
+    auto shard_is_whole = [this](const format::ShardInfo& info) {
+      return bucket_ != nullptr ? ShardIsInBucket(*bucket_, info) : shards_.IsWhole(info);
+    };
     Result<LoadedCheckpoint> loaded = ReadCheckpoint(path, Fingerprint(), shard_is_whole);
     Result<CheckpointWriter> writer =
         loaded.ok() ? CheckpointWriter::Continue(path, loaded->usable_bytes) : loaded.status();
@@ -139,13 +179,16 @@ class Packer {
     reporter_.Phase("resuming after " + std::to_string(loaded->shards.size()) +
                     " finished shards (" + std::to_string(loaded->record_offsets.size()) +
                     " samples)");
+    restored_shards_ = loaded->shards.size();
     shards_.Restore(std::move(loaded->shards), std::move(loaded->record_offsets));
     writer_.Resume(std::move(loaded->groups));
     return Status::Ok();
   }
 
   const bool resume_;
+  origin::S3Uploader* const bucket_;  // not owned; null for a local destination
   bool keep_work_dir_ = false;
+  size_t restored_shards_ = 0;  // finished by the runs this one resumed
   const PackOptions& options_;
   PackReporter& reporter_;
   std::string work_dir_;
@@ -154,12 +197,82 @@ class Packer {
   ShardSequence shards_;
   std::optional<CheckpointWriter> checkpoint_;
   SampleWriter writer_;
+  std::optional<ShardUploader> uploads_;  // a bucket's; declared last, so stopped first
 };
 
 bool IsInsideDir(const fsys::path& path, const fsys::path& dir) {
   auto p = path.lexically_normal().string();
   auto d = dir.lexically_normal().string();
   return p == d || (p.size() > d.size() && p.compare(0, d.size(), d) == 0 && p[d.size()] == '/');
+}
+
+// Pack() into a bucket: staged on this machine a few shards at a time (bucket_destination.h).
+Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& reporter) {
+  std::string url = options.destination;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  for (const std::string& source : options.sources) {
+    std::string prefix = source;
+    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+    if (IsBucketSource(source) && (url == prefix || url.rfind(prefix + "/", 0) == 0)) {
+      return Status::InvalidArgument("destination " + url + " is inside the source " + source +
+                                     "; choose a place outside it");
+    }
+  }
+  MMFS_ASSIGN_OR_RETURN(std::unique_ptr<origin::S3Uploader> bucket,
+                        origin::S3Uploader::Open(url, options.remote));
+  MMFS_ASSIGN_OR_RETURN(std::optional<origin::RemoteObject> manifest,
+                        bucket->Head(format::kManifestFileName));
+  if (manifest) {
+    if (!options.force) {
+      return Status::AlreadyExists(url + " already holds a dataset; use --force to replace it");
+    }
+    // Its shards are overwritten one by one: no reader may take the old manifest with them.
+    reporter.Warning("removing the manifest of the dataset at " + url +
+                     ": it cannot be mounted until this pack publishes the new one");
+    MMFS_RETURN_IF_ERROR(bucket->Delete(format::kManifestFileName));
+  }
+  const std::string staging_parent =
+      options.staging_dir.empty() ? DefaultStagingDir() : options.staging_dir;
+  std::error_code ec;
+  fsys::create_directories(staging_parent, ec);
+  if (ec) return Status::FromErrno(ec.value(), "--staging-dir " + staging_parent);
+  // One staging directory per destination: an interrupted pack to it is found by --resume.
+  stage::Staging staging(staging_parent, "bucket-" + HexU64(XXH3_64bits(url.data(), url.size())));
+  const std::string& work = staging.dir();
+  stage::Staging::Notes notes;
+  notes.nothing_to_resume = [&] {
+    reporter.Warning("nothing to resume for " + url + " in " + staging_parent +
+                     "; packing from the start");
+  };
+  notes.removing = [&](const std::string& dir) {
+    reporter.Warning("removing " + dir +
+                     ", left by an interrupted pack (--resume continues one instead)");
+  };
+  MMFS_ASSIGN_OR_RETURN(bool resume, staging.Begin(options.resume, 0700, notes));
+  Packer packer(options, reporter, work, resume, bucket.get());
+  Result<PackSummary> result = packer.Run();
+  if (result.ok()) {
+    staging.Discard();
+    result->seconds = packer.Elapsed();
+    return result;
+  }
+  std::vector<std::string> objects = packer.StopUploads();
+  if (result.status().code() == StatusCode::kCancelled && !objects.empty()) {
+    return Status::Cancelled("interrupted after " + std::to_string(objects.size()) +
+                             " shards uploaded to " + url + " (staged in " + work +
+                             "); run the same command with --resume to continue");
+  }
+  if (packer.keep_work_dir()) return result.status().WithContext("kept " + work);
+  staging.Discard();
+  // Nothing is published (the manifest goes last); what this pack put there is removed.
+  std::vector<std::string> left;
+  for (const std::string& name : objects) {
+    if (!bucket->Delete(name).ok()) left.push_back(bucket->Shown(name));
+  }
+  if (left.empty()) return result.status();
+  std::string list;
+  for (const std::string& o : left) list += (list.empty() ? "" : ", ") + o;
+  return result.status().WithNote("; these objects could not be removed: " + list);
 }
 
 }  // namespace
@@ -172,6 +285,12 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   if (options.shard_size < (1u << 20)) {
     return Status::InvalidArgument("--shard-size must be at least 1M");
   }
+  if (origin::IsHttpUrl(options.destination)) {
+    return Status::InvalidArgument(options.destination +
+                                   ": a dataset is written to a directory or an s3:// URL, not "
+                                   "to an http(s):// one");
+  }
+  if (origin::IsS3Url(options.destination)) return PackIntoBucket(options, reporter);
   std::error_code ec;
   fsys::path dst = fsys::absolute(options.destination, ec).lexically_normal();
   if (ec || dst.filename().empty()) {

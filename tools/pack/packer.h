@@ -32,7 +32,10 @@ struct PackOptions {
   // Folders and tar files, merged at the root of the dataset (each tar becomes a folder named
   // after it: 00012.tar -> 00012/); a path that two sources both provide is an error.
   std::vector<std::string> sources;
+  // A local directory, or a bucket ("s3://BUCKET/PREFIX/ds.mmfs": tools/pack/bucket_destination.h).
   std::string destination;
+  // A bucket destination's local staging (at most a few shards); empty: DefaultStagingDir().
+  std::string staging_dir;
   // How sources given as s3:// URLs are reached (bucket_source.h): --endpoint, --ca-file.
   origin::RemoteOptions remote;
   uint64_t shard_size = 1ull << 30;
@@ -72,6 +75,7 @@ struct PackSummary {
   uint64_t captions_without_image = 0;
   uint64_t shards = 0;
   uint64_t dataset_bytes = 0;  // on disk, all files of DST
+  uint64_t bytes_uploaded = 0;  // a bucket destination: body bytes the store acknowledged
   double seconds = 0;
 };
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include "tools/pack/reporter.h"
 
@@ -21,9 +22,12 @@ class PackProgressTracker {
       : reporter_(reporter), start_(std::chrono::steady_clock::now()) {}
 
   PackProgress& counts() { return progress_; }
+  // Where bytes_uploaded is read at each report (a bucket destination's uploader); not owned.
+  void set_bytes_uploaded(std::function<uint64_t()> read) { bytes_uploaded_ = std::move(read); }
 
   void Report(bool finished) {
     PackProgress p = progress_;
+    if (bytes_uploaded_) p.bytes_uploaded = bytes_uploaded_();
     p.elapsed_seconds = Elapsed();
     p.finished = finished;
     if (finished) {
@@ -44,6 +48,7 @@ class PackProgressTracker {
  private:
   PackReporter& reporter_;
   PackProgress progress_;
+  std::function<uint64_t()> bytes_uploaded_;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -15,6 +15,7 @@ struct PackProgress {
   uint64_t files_total = 0;
   uint64_t bytes_done = 0;
   uint64_t bytes_total = 0;
+  uint64_t bytes_uploaded = 0;  // a bucket destination's bytes out; 0 for a local one
   double elapsed_seconds = 0;
   // Set on the one last call, when everything is written (bytes_done == bytes_total then);
   // before it, bytes_done < bytes_total (or both are 0).

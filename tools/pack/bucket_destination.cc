@@ -1,0 +1,93 @@
+#include "tools/pack/bucket_destination.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "base/file_util.h"
+
+namespace mmfs::pack {
+
+std::string DefaultStagingDir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mmfs/pack-staging";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && home[0] == '/' ? home : "/tmp") +
+         "/.cache/mmfs/pack-staging";
+}
+
+origin::ObjectMetadata ShardMetadata(const format::ShardInfo& info) {
+  return {{"mmfs-size", std::to_string(info.size)}, {"mmfs-xxh3", HexU64(info.checksum)}};
+}
+
+bool ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info) {
+  Result<std::optional<origin::RemoteObject>> object = uploader.Head(info.file);
+  if (!object.ok() || !object->has_value()) return false;
+  const origin::RemoteObject& o = **object;
+  return o.size == info.size && o.Metadata("mmfs-size") == std::to_string(info.size) &&
+         o.Metadata("mmfs-xxh3") == HexU64(info.checksum);
+}
+
+ShardUploader::ShardUploader(origin::S3Uploader& uploader, std::string staging_dir)
+    : uploader_(uploader), staging_dir_(std::move(staging_dir)), thread_([this] { Run(); }) {}
+
+void ShardUploader::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status ShardUploader::Add(const format::ShardInfo& info) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] {
+    return stopping_ || !error_.ok() || queue_.size() < static_cast<size_t>(kMaxStagedShards - 1);
+  });
+  if (!error_.ok()) return error_;
+  if (stopping_) return Status::Cancelled("the uploads were stopped");
+  queue_.push_back(info);
+  changed_.notify_all();
+  return Status::Ok();
+}
+
+Status ShardUploader::Finish() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return stopping_ || !error_.ok() || queue_.empty(); });
+  if (error_.ok() && !queue_.empty()) return Status::Cancelled("the uploads were stopped");
+  return error_;
+}
+
+std::vector<std::string> ShardUploader::uploaded() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return uploaded_;
+}
+
+void ShardUploader::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || (!queue_.empty() && error_.ok()); });
+    if (stopping_) return;
+    const format::ShardInfo info = queue_.front();
+    lock.unlock();
+    const std::string path = staging_dir_ + "/" + info.file;
+    Status status = uploader_.PutFile(info.file, path, ShardMetadata(info));
+    const bool put = status.ok();
+    // Uploaded: the local copy is not needed again (a resume checks the bucket's).
+    if (put && ::unlink(path.c_str()) != 0) {
+      status = Status::FromErrno(errno, "removing the uploaded " + path);
+    }
+    lock.lock();
+    if (put) uploaded_.push_back(info.file);
+    if (status.ok()) {
+      queue_.pop_front();
+    } else {
+      error_ = status;
+    }
+    changed_.notify_all();
+  }
+}
+
+}  // namespace mmfs::pack

@@ -1,0 +1,79 @@
+// A bucket as the destination: `mmfs pack SRC s3://BUCKET/PREFIX/ds.mmfs`.
+//
+// The dataset is built as for a local DST, in a staging directory on this machine (--staging-dir;
+// by default under the user's cache directory), and each shard leaves it as soon as it is
+// finished: a ShardUploader uploads it (fs/origin/s3_upload.h, on a thread of its own while the
+// next shard is packed) and removes the local file, so the staging directory holds at most
+// kMaxStagedShards shards at a time. The index follows the last shard, and the manifest comes
+// last of all: `mmfs mount`/`info`/`verify` of the URL finds a manifest only once everything it
+// names is in the bucket.
+//
+// Each shard object carries its size and XXH3 checksum as user metadata (x-amz-meta-mmfs-*), so
+// that `--resume` after a kill trusts a shard in the bucket, without reading it, only when it is
+// the one this pack uploaded (ShardIsInBucket); any other is packed and uploaded again.
+//
+// Ownership: a ShardUploader borrows its S3Uploader, which must outlive it.
+// Thread-safety: a ShardUploader is driven by one thread (the pack's); its own thread only
+// uploads and removes files.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "fs/format/manifest.h"
+#include "fs/origin/s3_upload.h"
+
+namespace mmfs::pack {
+
+// The shards a bucket pack keeps on local disk at most: the one being written and two finished
+// ones waiting for (or in) their upload.
+inline constexpr int kMaxStagedShards = 3;
+
+// Where a bucket pack stages its shards when --staging-dir is not given:
+// $XDG_CACHE_HOME/mmfs/pack-staging, else ~/.cache/mmfs/pack-staging.
+std::string DefaultStagingDir();
+
+// The user metadata a shard object is uploaded with.
+origin::ObjectMetadata ShardMetadata(const format::ShardInfo& info);
+// Whether the bucket holds `info`'s shard as a pack uploaded it (size and checksum metadata).
+// False when it is missing, differs, or cannot be looked at.
+bool ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info);
+
+class ShardUploader {
+ public:
+  ShardUploader(origin::S3Uploader& uploader, std::string staging_dir);
+  ~ShardUploader() { Stop(); }
+  ShardUploader(const ShardUploader&) = delete;
+  ShardUploader& operator=(const ShardUploader&) = delete;
+
+  // Queues the finished shard `info` (its file in the staging directory) and returns, once
+  // fewer than kMaxStagedShards - 1 shards wait. The first upload's error, once one failed.
+  Status Add(const format::ShardInfo& info);
+  // Waits until every queued shard is uploaded; the first error.
+  Status Finish();
+  // Waits for the upload under way and drops the queued ones (a pack that failed).
+  void Stop();
+  // The objects this uploader put in the bucket, in order.
+  std::vector<std::string> uploaded() const;
+
+ private:
+  void Run();
+
+  origin::S3Uploader& uploader_;
+  const std::string staging_dir_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<format::ShardInfo> queue_;  // guarded by mu_; the front one is being uploaded
+  std::vector<std::string> uploaded_;    // guarded by mu_
+  Status error_;                         // guarded by mu_
+  bool stopping_ = false;                // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace mmfs::pack
