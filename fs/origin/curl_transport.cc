@@ -26,7 +26,7 @@ void GlobalInit() {
 constexpr const char* kEmptyPayloadSha256Header =
     "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 // A body is not hashed for the signature (a shard's part would cost a SHA-256 pass): S3 takes
-// it unsigned, and TLS guards it on the way.
+// it unsigned; over https TLS guards it on the way (over plain http nothing does).
 constexpr const char* kUnsignedPayloadHeader = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
 
 // The body of an answer that is not 2xx (an error page) is read and dropped, up to this much.

@@ -26,7 +26,8 @@ struct HttpRequest {
   // sends (only `mmfs pack` into a bucket does).
   std::string method;
   // The body a PUT or POST sends, not owned: it must stay as it is until Send returns. It is
-  // sent unsigned (x-amz-content-sha256: UNSIGNED-PAYLOAD): TLS guards it on the way.
+  // sent unsigned (x-amz-content-sha256: UNSIGNED-PAYLOAD): over https TLS guards it on the way;
+  // over a plain http:// endpoint nothing does, as nothing guards a read's bytes there.
   std::string_view upload;
   // Headers sent besides those the transport adds, each "Name: value" ("x-amz-meta-…: …").
   std::vector<std::string> headers;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "base/file_util.h"
@@ -19,6 +20,8 @@ namespace {
 constexpr uint64_t kMinPartBytes = 5ull << 20;  // S3 refuses a smaller part but the last
 constexpr uint64_t kMaxParts = 10000;            // and more parts than this
 constexpr uint64_t kMaxAnswerBytes = 1ull << 20;  // an upload id's or a completion's XML
+// The slowest a body is expected to move: 1 MB/s (an 8 MiB part in 8.4 s).
+constexpr uint64_t kSlowestWriteBytesPerMs = 1000;
 
 std::string WithoutTrailingSlashes(std::string url) {
   while (!url.empty() && url.back() == '/') url.pop_back();
@@ -62,20 +65,23 @@ S3Uploader::S3Uploader(std::string base_url, std::string shown,
       shown_(WithoutTrailingSlashes(std::move(shown))),
       transport_(std::move(transport)),
       retry_(retry),
-      write_retry_(retry),
-      upload_(upload) {
-  // A write moves megabytes: each try gets time for them, however short the budget of retries.
-  write_retry_.min_try = std::max(write_retry_.min_try, std::chrono::milliseconds(120000));
-}
+      upload_(upload) {}
 
 std::string S3Uploader::UrlOf(const std::string& name) const {
   return base_url_ + "/" + EncodeUrlPath(name);
 }
 
-HttpResponse S3Uploader::Send(HttpRequest request, bool is_write) {
+HttpResponse S3Uploader::Send(HttpRequest request) {
   requests_.fetch_add(1, std::memory_order_relaxed);
   if (request.max_body == 0) request.max_body = kMaxAnswerBytes;
-  return SendWithRetries(*transport_, request, is_write ? write_retry_ : retry_);
+  // A body takes its time on the way: it is given that time at kSlowestWriteBytesPerMs on top of
+  // the budget a read has, so that a part which fails late is still tried again, and each try
+  // may take at least that long.
+  RetryPolicy policy = retry_;
+  const std::chrono::milliseconds transfer(request.upload.size() / kSlowestWriteBytesPerMs);
+  policy.total += transfer;
+  policy.min_try = std::max(policy.min_try, transfer);
+  return SendWithRetries(*transport_, request, policy);
 }
 
 Status S3Uploader::Failed(const std::string& what, const HttpResponse& response) const {
@@ -94,7 +100,7 @@ Status S3Uploader::PutBytes(const std::string& name, std::string_view bytes,
   request.url = UrlOf(name);
   request.upload = bytes;
   request.headers = MetadataHeaders(metadata);
-  const HttpResponse response = Send(std::move(request), /*is_write=*/true);
+  const HttpResponse response = Send(std::move(request));
   if (response.failure != TransportFailure::kNone || response.status != 200) {
     return Failed("upload of " + Shown(name), response);
   }
@@ -123,7 +129,7 @@ Status S3Uploader::PutInParts(const std::string& name, int fd, uint64_t size,
   create.method = "POST";
   create.url = url + "?uploads=";
   create.headers = MetadataHeaders(metadata);
-  HttpResponse created = Send(std::move(create), /*is_write=*/false);
+  HttpResponse created = Send(std::move(create));
   if (created.failure != TransportFailure::kNone || created.status != 200) {
     return Failed(what + ": starting a multipart upload", created);
   }
@@ -149,6 +155,12 @@ Status S3Uploader::PutInParts(const std::string& name, int fd, uint64_t size,
   auto upload_parts = [&] {
     std::string buffer;
     for (uint64_t part; !failed.load() && (part = next.fetch_add(1)) < parts;) {
+      if (cancelled_.load()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = Status::Cancelled(what + ": stopped");
+        failed.store(true);
+        break;
+      }
       const uint64_t offset = part * part_bytes;
       const uint64_t n = std::min(part_bytes, size - offset);
       buffer.resize(n);
@@ -159,7 +171,7 @@ Status S3Uploader::PutInParts(const std::string& name, int fd, uint64_t size,
         // Sorted by name, as SigV4's canonical query (s3_listing.h).
         put.url = url + "?partNumber=" + std::to_string(part + 1) + "&" + id_query;
         put.upload = buffer;
-        const HttpResponse answer = Send(std::move(put), /*is_write=*/true);
+        const HttpResponse answer = Send(std::move(put));
         if (answer.failure != TransportFailure::kNone || answer.status != 200) {
           status = Failed(what + ": part " + std::to_string(part + 1) + " of " +
                               std::to_string(parts),
@@ -182,7 +194,13 @@ Status S3Uploader::PutInParts(const std::string& name, int fd, uint64_t size,
   const int threads = static_cast<int>(
       std::min<uint64_t>(static_cast<uint64_t>(std::max(1, upload_.parts_in_flight)), parts));
   std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(upload_parts);
+  for (int i = 1; i < threads; ++i) {
+    try {
+      pool.emplace_back(upload_parts);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: fewer parts in flight
+    }
+  }
   upload_parts();
   for (std::thread& t : pool) t.join();
 
@@ -198,12 +216,20 @@ Status S3Uploader::PutInParts(const std::string& name, int fd, uint64_t size,
     complete.method = "POST";
     complete.url = url + "?" + id_query;
     complete.upload = body;
-    const HttpResponse done = Send(std::move(complete), /*is_write=*/true);
+    const HttpResponse done = Send(std::move(complete));
     if (done.failure != TransportFailure::kNone || done.status != 200) {
       status = Failed(what + ": completing the multipart upload", done);
-    } else if (std::string s3 = s3xml::S3ErrorOf(done.body); !s3.empty()) {
-      // S3 may answer 200 and fail in the body, once it has started sending it.
-      status = Status::IoError(what + ": completing the multipart upload: " + s3);
+    } else {
+      // S3 may answer 200 and fail in the body, once it has started sending it: only a
+      // CompleteMultipartUploadResult says the object is there.
+      Result<s3xml::XmlDoc> doc = s3xml::Parse(done.body);
+      const xmlNode* root = doc.ok() ? xmlDocGetRootElement(doc->get()) : nullptr;
+      if (root == nullptr || !s3xml::Named(root, "CompleteMultipartUploadResult")) {
+        const std::string s3 = s3xml::S3ErrorOf(done.body);
+        status = Status::IoError(what + ": completing the multipart upload: " +
+                                 (s3.empty() ? "no CompleteMultipartUploadResult in the answer"
+                                             : s3));
+      }
     }
   }
   if (!status.ok()) {
@@ -211,11 +237,11 @@ Status S3Uploader::PutInParts(const std::string& name, int fd, uint64_t size,
     HttpRequest abort;
     abort.method = "DELETE";
     abort.url = url + "?" + id_query;
-    const HttpResponse aborted = Send(std::move(abort), /*is_write=*/false);
+    const HttpResponse aborted = Send(std::move(abort));
     if (aborted.failure != TransportFailure::kNone ||
         (aborted.status != 204 && aborted.status != 200 && aborted.status != 404)) {
-      return status.WithContext("the multipart upload " + upload_id +
-                                " could not be aborted either");
+      return status.WithNote("; its multipart upload " + upload_id + " could not be aborted (" +
+                             Failed("abort", aborted).message() + ")");
     }
   }
   return status;
@@ -225,7 +251,7 @@ Result<std::optional<RemoteObject>> S3Uploader::Head(const std::string& name) {
   HttpRequest request;
   request.head = true;
   request.url = UrlOf(name);
-  const HttpResponse response = Send(std::move(request), /*is_write=*/false);
+  const HttpResponse response = Send(std::move(request));
   if (response.failure == TransportFailure::kNone && response.status == 404) {
     return std::optional<RemoteObject>();
   }
@@ -245,7 +271,7 @@ Status S3Uploader::Delete(const std::string& name) {
   HttpRequest request;
   request.method = "DELETE";
   request.url = UrlOf(name);
-  const HttpResponse response = Send(std::move(request), /*is_write=*/false);
+  const HttpResponse response = Send(std::move(request));
   if (response.failure == TransportFailure::kNone &&
       (response.status == 204 || response.status == 200 || response.status == 404)) {
     return Status::Ok();

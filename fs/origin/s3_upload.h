@@ -3,13 +3,13 @@
 // (CreateMultipartUpload, its parts PUT several at a time, CompleteMultipartUpload; aborted when
 // a part fails for good, so the store keeps no orphan parts). Each request is sent as a mount's
 // and a listing's are: through the transport NewS3Client builds (endpoint, addressing, CA file,
-// SigV4 credentials) and retried by the same RetryPolicy (5xx, 429, timeouts); a write's try is
-// given at least two minutes, as a part moves megabytes.
+// SigV4 credentials) and retried by the same RetryPolicy (5xx, 429, timeouts); a write is given,
+// on top of that budget, the time its body takes at 1 MB/s.
 //
 // An object carries user metadata (x-amz-meta-NAME), which Head reads back: that is how a
 // resumed pack knows a shard in the bucket is the one it uploaded (its size and checksum).
 //
-// Memory: a multipart upload holds parts_in_flight parts (16 MiB each by default) at a time.
+// Memory: a multipart upload holds parts_in_flight parts (8 MiB each by default) at a time.
 //
 // Ownership: the uploader owns its transport.
 // Thread-safety: every method may be called from any number of threads at once.
@@ -34,8 +34,8 @@ namespace mmfs::origin {
 struct UploadOptions {
   // A file up to this size is one PUT; a larger one is uploaded in parts of part_bytes (more
   // when it would take over S3's 10,000 parts; at least 5 MiB, S3's smallest part).
-  uint64_t single_put_bytes = 16ull << 20;
-  uint64_t part_bytes = 16ull << 20;
+  uint64_t single_put_bytes = 8ull << 20;
+  uint64_t part_bytes = 8ull << 20;
   int parts_in_flight = 4;
 };
 
@@ -71,6 +71,9 @@ class S3Uploader {
   Result<std::optional<RemoteObject>> Head(const std::string& name);
   // Removes object `name` (no error when it is not there).
   Status Delete(const std::string& name);
+  // While set, a multipart upload sends no further part and is aborted (Cancelled): a pack
+  // stopped by Ctrl-C does not wait for a whole shard's upload.
+  void set_cancelled(bool cancelled) { cancelled_.store(cancelled); }
 
   // "s3://BUCKET/KEY/NAME": object `name` as the user knows it.
   std::string Shown(const std::string& name) const { return shown_ + "/" + name; }
@@ -80,7 +83,7 @@ class S3Uploader {
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
 
  private:
-  HttpResponse Send(HttpRequest request, bool is_write);
+  HttpResponse Send(HttpRequest request);
   Status Failed(const std::string& what, const HttpResponse& response) const;
   Status PutInParts(const std::string& name, int fd, uint64_t size, const std::string& path,
                     const ObjectMetadata& metadata);
@@ -90,8 +93,8 @@ class S3Uploader {
   const std::string shown_;
   const std::unique_ptr<HttpTransport> transport_;
   const RetryPolicy retry_;
-  RetryPolicy write_retry_;
   const UploadOptions upload_;
+  std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> bytes_sent_{0};
   std::atomic<uint64_t> requests_{0};
 };

@@ -1,7 +1,8 @@
 // S3Uploader against s3rver, through tests/origin/fault_proxy.py, which checks every request's
 // SigV4 signature as S3 does (a body sent UNSIGNED-PAYLOAD included): whole objects and
 // multipart uploads arrive byte-exact with their metadata, a part that fails once is sent
-// again, and a bucket that refuses writes fails naming the object.
+// again, one that fails for good aborts the upload, and a bucket that refuses writes fails
+// naming the object.
 
 #include "fs/origin/s3_upload.h"
 
@@ -106,6 +107,22 @@ TEST_F(S3UploadTest, APartThatFailsOnceIsSentAgain) {
   ASSERT_TRUE(put.ok()) << put.ToString();
   EXPECT_EQ(Get("out/big"), large);
   EXPECT_EQ(proxy.Count("PUT", "big"), 4);  // three parts, one of them twice
+}
+
+TEST_F(S3UploadTest, APartThatFailsForGoodAbortsTheUpload) {
+  options.retry.total = std::chrono::milliseconds(1000);
+  auto up = Open("s3://bkt/out");
+  ASSERT_NE(up, nullptr);
+  testing::WriteFile(dir / "large", RandomBytes(11ull << 20, 5));
+  ASSERT_TRUE(proxy.Fault("500", -1, "big", 1, "PUT"));
+  Status put = up->PutFile("big", dir / "large");
+  ASSERT_FALSE(put.ok());
+  EXPECT_NE(put.message().find("s3://bkt/out/big"), std::string::npos) << put.ToString();
+  EXPECT_NE(put.message().find("HTTP 500"), std::string::npos) << put.ToString();
+  // The upload is aborted (DELETE ?uploadId=...), and no object appeared.
+  EXPECT_EQ(proxy.Count("DELETE", "out/big"), 1);
+  ASSERT_TRUE(proxy.Clear());
+  EXPECT_FALSE(up->Head("big").value().has_value());
 }
 
 TEST_F(S3UploadTest, ABucketThatRefusesWritesFailsNamingTheObject) {

@@ -1,9 +1,9 @@
 // mmfs pack SRC s3://BUCKET/PREFIX/ds.mmfs against a real store (s3rver, behind
 // tests/origin/fault_proxy.py, which checks each signature and counts the requests): the objects
 // are the files a local pack writes; the staging directory is gone afterwards; an existing
-// dataset is replaced only with --force; a pack interrupted after its first uploads resumes
-// without uploading them again; a store that refuses the index leaves nothing published and
-// removes the shards it took.
+// dataset is replaced only with --force; a pack interrupted after its first uploads, or stopped
+// by a store that fails, resumes without uploading them again and publishes nothing before;
+// bad input removes what was uploaded.
 
 #include <gtest/gtest.h>
 
@@ -137,22 +137,28 @@ TEST_F(PackIntoBucketTest, TheBucketGetsWhatALocalPackWrites) {
   EXPECT_EQ(proxy.Stats()["refused"], 0);
   EXPECT_TRUE(StagingIsEmpty());
 
-  // An existing dataset is replaced only when asked.
+  // An existing dataset is replaced only when asked, its manifest removed first.
   testing::CollectingReporter again;
   auto refused = PackToBucket(options, again);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find(kUrl), std::string::npos);
+  EXPECT_EQ(proxy.Count("PUT", "out/ds.mmfs/shard-"), static_cast<int>(local->shards));
   PackOptions force = options;
   force.force = true;
   auto replaced = PackToBucket(force, again);
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(proxy.Count("DELETE", "out/ds.mmfs/manifest.json"), 1);
+  EXPECT_EQ(proxy.Count("PUT", "out/ds.mmfs/shard-"), 2 * static_cast<int>(local->shards));
   ExpectTheBucketHoldsTheLocalPack();
 }
 
 TEST_F(PackIntoBucketTest, AnInterruptedPackResumesWithoutUploadingItsShardsAgain) {
   auto local = Pack({"s3://bkt/wds/"}, options);
   ASSERT_TRUE(local.ok()) << local.status().ToString();
+  // Enough shards that the stop (seen at the next sample, while the third shard waits for the
+  // uploads queued before it) comes before the last one.
+  ASSERT_GE(local->shards, 4u);
 
   std::atomic<bool> cancel{false};
   StopAfterUploads stopper(&cancel, 1);
@@ -180,18 +186,49 @@ TEST_F(PackIntoBucketTest, AnInterruptedPackResumesWithoutUploadingItsShardsAgai
   EXPECT_TRUE(StagingIsEmpty());
 }
 
-TEST_F(PackIntoBucketTest, AStoreThatRefusesTheIndexLeavesNothingPublished) {
-  options.remote.retry.total = std::chrono::milliseconds(1500);
+TEST_F(PackIntoBucketTest, AStoreThatRefusesTheIndexPublishesNothingAndResumes) {
+  auto local = Pack({"s3://bkt/wds/"}, options);
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  PackOptions short_retries = options;
+  short_retries.remote.retry.total = std::chrono::milliseconds(1500);
   ASSERT_TRUE(proxy.Fault("500", -1, "out/ds.mmfs/index", 1, "PUT"));
   testing::CollectingReporter reporter;
-  auto s = PackToBucket(options, reporter);
+  auto s = PackToBucket(short_retries, reporter);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("s3://bkt/out/ds.mmfs/index"), std::string::npos)
       << s.status().ToString();
   EXPECT_NE(s.status().message().find("HTTP 500"), std::string::npos) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("--resume"), std::string::npos) << s.status().ToString();
   EXPECT_EQ(Object("manifest.json"), "<HTTP 404>");
-  EXPECT_EQ(Object("shard-00000.mdb"), "<HTTP 404>");  // removed again
-  EXPECT_GE(proxy.Count("DELETE", "out/ds.mmfs/shard-"), 3);
+  // A store that failed may come back: the shards stay for --resume.
+  EXPECT_TRUE(Object("shard-00000.mdb") == testing::ReadFile(tmp_ / "out.mmfs/shard-00000.mdb"));
+  EXPECT_EQ(proxy.Count("DELETE", "out/ds.mmfs/shard-"), 0);
+
+  ASSERT_TRUE(proxy.Clear());
+  PackOptions resume = options;
+  resume.resume = true;
+  auto resumed = PackToBucket(resume, reporter);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  ExpectTheBucketHoldsTheLocalPack();
+  EXPECT_EQ(proxy.Count("PUT", "out/ds.mmfs/shard-"), static_cast<int>(local->shards));
+  EXPECT_TRUE(StagingIsEmpty());
+}
+
+TEST_F(PackIntoBucketTest, BadInputRemovesWhatWasUploaded) {
+  // A third tar whose first sample's image is damaged: found after the first tars' shards went.
+  std::vector<Member> bad = HeavySamples(20, 4);
+  bad[0].data = "not a jpeg";
+  WriteTar(tmp_ / "00002.tar", bad);
+  ASSERT_EQ(s3.Put("bkt", "wds/00002.tar", tmp_ / "00002.tar"), 200);
+  testing::CollectingReporter reporter;
+  auto s = PackToBucket(options, reporter);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("00002"), std::string::npos) << s.status().ToString();
+  EXPECT_GE(proxy.Count("PUT", "out/ds.mmfs/shard-"), 2);  // uploads had happened...
+  EXPECT_EQ(proxy.Count("PUT", "out/ds.mmfs/shard-"),     // ...and each was removed
+            proxy.Count("DELETE", "out/ds.mmfs/shard-"));
+  EXPECT_EQ(Object("shard-00000.mdb"), "<HTTP 404>");
+  EXPECT_EQ(Object("manifest.json"), "<HTTP 404>");
   EXPECT_TRUE(StagingIsEmpty());
 }
 

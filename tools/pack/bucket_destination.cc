@@ -1,30 +1,45 @@
 #include "tools/pack/bucket_destination.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <vector>
 
 #include "base/file_util.h"
 
 namespace mmfs::pack {
 
-std::string DefaultStagingDir() {
+Result<std::string> DefaultStagingDir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mmfs/pack-staging";
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr && home[0] == '/' ? home : "/tmp") +
-         "/.cache/mmfs/pack-staging";
+  std::string home;
+  if (const char* env = std::getenv("HOME"); env != nullptr && env[0] == '/') {
+    home = env;
+  } else {
+    struct passwd pw;
+    struct passwd* found = nullptr;
+    std::vector<char> buffer(16384);
+    if (::getpwuid_r(::getuid(), &pw, buffer.data(), buffer.size(), &found) == 0 &&
+        found != nullptr && pw.pw_dir != nullptr && pw.pw_dir[0] == '/') {
+      home = pw.pw_dir;
+    }
+  }
+  if (home.empty() || home == "/") {
+    return Status::InvalidArgument("no home directory to stage shards in; give --staging-dir");
+  }
+  return home + "/.cache/mmfs/pack-staging";
 }
 
 origin::ObjectMetadata ShardMetadata(const format::ShardInfo& info) {
   return {{"mmfs-size", std::to_string(info.size)}, {"mmfs-xxh3", HexU64(info.checksum)}};
 }
 
-bool ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info) {
-  Result<std::optional<origin::RemoteObject>> object = uploader.Head(info.file);
-  if (!object.ok() || !object->has_value()) return false;
-  const origin::RemoteObject& o = **object;
+Result<bool> ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info) {
+  MMFS_ASSIGN_OR_RETURN(std::optional<origin::RemoteObject> object, uploader.Head(info.file));
+  if (!object) return false;
+  const origin::RemoteObject& o = *object;
   return o.size == info.size && o.Metadata("mmfs-size") == std::to_string(info.size) &&
          o.Metadata("mmfs-xxh3") == HexU64(info.checksum);
 }
@@ -38,7 +53,10 @@ void ShardUploader::Stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  uploader_.set_cancelled(true);
+  thread_.join();
+  uploader_.set_cancelled(false);  // the pack may still remove what it uploaded
 }
 
 Status ShardUploader::Add(const format::ShardInfo& info) {

@@ -36,14 +36,17 @@ namespace mmfs::pack {
 inline constexpr int kMaxStagedShards = 3;
 
 // Where a bucket pack stages its shards when --staging-dir is not given:
-// $XDG_CACHE_HOME/mmfs/pack-staging, else ~/.cache/mmfs/pack-staging.
-std::string DefaultStagingDir();
+// $XDG_CACHE_HOME/mmfs/pack-staging, else ~/.cache/mmfs/pack-staging (the home directory from
+// $HOME, else the user database). InvalidArgument when the user has no home directory: never a
+// shared place such as /tmp, where another user could prepare the path.
+Result<std::string> DefaultStagingDir();
 
 // The user metadata a shard object is uploaded with.
 origin::ObjectMetadata ShardMetadata(const format::ShardInfo& info);
-// Whether the bucket holds `info`'s shard as a pack uploaded it (size and checksum metadata).
-// False when it is missing, differs, or cannot be looked at.
-bool ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info);
+// Whether the bucket holds `info`'s shard as a pack uploaded it (size and checksum metadata):
+// false when it is missing or differs; the error when it cannot be looked at (a resume must not
+// pack again, for a passing fault, what the bucket holds).
+Result<bool> ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info);
 
 class ShardUploader {
  public:
@@ -57,7 +60,8 @@ class ShardUploader {
   Status Add(const format::ShardInfo& info);
   // Waits until every queued shard is uploaded; the first error.
   Status Finish();
-  // Waits for the upload under way and drops the queued ones (a pack that failed).
+  // Stops the upload under way between two parts (aborting it) and drops the queued ones (a
+  // pack that failed or was interrupted).
   void Stop();
   // The objects this uploader put in the bucket, in order.
   std::vector<std::string> uploaded() const;

@@ -80,15 +80,22 @@ class Packer {
     }
   }
 
-  // The objects in the bucket a failed pack leaves: the shards uploaded by this run and by the
-  // runs it resumed (never the index or the manifest, which go last). Stops the uploads first.
+  // The objects in the bucket a failed pack may leave, in the order to remove them: the
+  // manifest and the index once their uploads began (the manifest first: no reader may find it
+  // without its shards), then the shards uploaded by this run and by the runs it resumed.
+  // Stops the uploads first.
   std::vector<std::string> StopUploads() {
     std::vector<std::string> objects;
     if (!uploads_) return objects;
     uploads_->Stop();
+    if (publishing_) objects = {format::kManifestFileName, format::kIndexFileName};
     for (size_t i = 0; i < restored_shards_; ++i) objects.push_back(shards_.shards()[i].file);
     for (std::string& o : uploads_->uploaded()) objects.push_back(std::move(o));
     return objects;
+  }
+  // Shards in the bucket (uploaded by this run or by those it resumed).
+  size_t shards_in_bucket() const {
+    return restored_shards_ + (uploads_ ? uploads_->uploaded().size() : 0);
   }
 
   // Shards finished (and checkpointed) by this run.
@@ -112,12 +119,21 @@ class Packer {
       MMFS_RETURN_IF_ERROR(uploads_->Finish());
     }
     progress_.Report(/*finished=*/true);
-    if (!bucket_) ::unlink(checkpoint_->path().c_str());  // a bucket's is kept until published
+    if (bucket_ == nullptr) {
+      ::unlink(checkpoint_->path().c_str());
+    } else {
+      // A bucket's checkpoint is kept until the dataset is published, so a resumed pack may
+      // find the index and manifest an earlier run wrote here: they are written afresh.
+      for (const char* name : {format::kIndexFileName, format::kManifestFileName}) {
+        ::unlink((work_dir_ + "/" + name).c_str());
+      }
+    }
     reporter_.Phase("writing index");
     MMFS_RETURN_IF_ERROR(WriteIndexAndManifest(scanned.root, shards_, options_, scanned.layouts,
                                                work_dir_, &summary_));
     if (bucket_ != nullptr) {
       // The manifest last: a reader of the URL sees the dataset whole or not at all.
+      publishing_ = true;
       for (const char* name : {format::kIndexFileName, format::kManifestFileName}) {
         MMFS_RETURN_IF_ERROR(bucket_->PutFile(name, work_dir_ + "/" + name));
       }
@@ -165,10 +181,19 @@ class Packer {
     }
     // A bucket's shard is trusted when the bucket holds the very one (its size and checksum):
     // its local file left when it was uploaded.
-    auto shard_is_whole = [this](const format::ShardInfo& info) {
-      return bucket_ != nullptr ? ShardIsInBucket(*bucket_, info) : shards_.IsWhole(info);
+    Status look_error;  // a shard the bucket could not be asked about stops the resume
+    auto shard_is_whole = [this, &look_error](const format::ShardInfo& info) {
+      if (bucket_ == nullptr) return shards_.IsWhole(info);
+      if (!look_error.ok()) return false;
+      Result<bool> there = ShardIsInBucket(*bucket_, info);
+      if (!there.ok()) look_error = there.status();
+      return there.ok() && *there;
     };
     Result<LoadedCheckpoint> loaded = ReadCheckpoint(path, Fingerprint(), shard_is_whole);
+    if (!look_error.ok()) {
+      keep_work_dir_ = true;  // resumable once the bucket answers
+      return look_error;
+    }
     Result<CheckpointWriter> writer =
         loaded.ok() ? CheckpointWriter::Continue(path, loaded->usable_bytes) : loaded.status();
     if (!writer.ok()) {
@@ -189,6 +214,7 @@ class Packer {
   origin::S3Uploader* const bucket_;  // not owned; null for a local destination
   bool keep_work_dir_ = false;
   size_t restored_shards_ = 0;  // finished by the runs this one resumed
+  bool publishing_ = false;     // the index's and the manifest's uploads have begun
   const PackOptions& options_;
   PackReporter& reporter_;
   std::string work_dir_;
@@ -220,9 +246,17 @@ Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& rep
   }
   MMFS_ASSIGN_OR_RETURN(std::unique_ptr<origin::S3Uploader> bucket,
                         origin::S3Uploader::Open(url, options.remote));
-  MMFS_ASSIGN_OR_RETURN(std::optional<origin::RemoteObject> manifest,
-                        bucket->Head(format::kManifestFileName));
-  if (manifest) {
+  Result<std::optional<origin::RemoteObject>> manifest = bucket->Head(format::kManifestFileName);
+  if (!manifest.ok()) {
+    // S3 answers 403 for a key that is not there when the caller may not list the bucket.
+    if (manifest.status().message().find("HTTP 403") != std::string::npos) {
+      return manifest.status().WithNote(" (mmfs looks for a dataset there first: without "
+                                        "s3:ListBucket on the bucket, S3 answers a missing "
+                                        "object with 403)");
+    }
+    return manifest.status();
+  }
+  if (*manifest) {
     if (!options.force) {
       return Status::AlreadyExists(url + " already holds a dataset; use --force to replace it");
     }
@@ -231,11 +265,24 @@ Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& rep
                      ": it cannot be mounted until this pack publishes the new one");
     MMFS_RETURN_IF_ERROR(bucket->Delete(format::kManifestFileName));
   }
-  const std::string staging_parent =
-      options.staging_dir.empty() ? DefaultStagingDir() : options.staging_dir;
+  std::string staging_parent = options.staging_dir;
+  if (staging_parent.empty()) {
+    MMFS_ASSIGN_OR_RETURN(staging_parent, DefaultStagingDir());
+  }
   std::error_code ec;
   fsys::create_directories(staging_parent, ec);
   if (ec) return Status::FromErrno(ec.value(), "--staging-dir " + staging_parent);
+  // The staged shards would be packed again on --resume (or read while they are removed).
+  const fsys::path staging_real = fsys::weakly_canonical(staging_parent, ec);
+  for (const std::string& source : options.sources) {
+    if (IsBucketSource(source)) continue;
+    const fsys::path src = fsys::weakly_canonical(source, ec);
+    if (!ec && IsInsideDir(staging_real, src)) {
+      return Status::InvalidArgument("the staging directory " + staging_parent +
+                                     " is inside the source " + source +
+                                     "; give --staging-dir outside it");
+    }
+  }
   // One staging directory per destination: an interrupted pack to it is found by --resume.
   stage::Staging staging(staging_parent, "bucket-" + HexU64(XXH3_64bits(url.data(), url.size())));
   const std::string& work = staging.dir();
@@ -257,22 +304,44 @@ Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& rep
     return result;
   }
   std::vector<std::string> objects = packer.StopUploads();
-  if (result.status().code() == StatusCode::kCancelled && !objects.empty()) {
-    return Status::Cancelled("interrupted after " + std::to_string(objects.size()) +
+  const size_t shards_kept = packer.shards_in_bucket();
+  const StatusCode code = result.status().code();
+  if (code == StatusCode::kCancelled && shards_kept > 0) {
+    return Status::Cancelled("interrupted after " + std::to_string(shards_kept) +
                              " shards uploaded to " + url + " (staged in " + work +
                              "); run the same command with --resume to continue");
   }
   if (packer.keep_work_dir()) return result.status().WithContext("kept " + work);
-  staging.Discard();
-  // Nothing is published (the manifest goes last); what this pack put there is removed.
-  std::vector<std::string> left;
-  for (const std::string& name : objects) {
-    if (!bucket->Delete(name).ok()) left.push_back(bucket->Shown(name));
+  // A store or a disk that failed (IoError) may work again: what is uploaded stays, for
+  // --resume, rather than be fetched, packed and sent again. Nothing is published: a manifest
+  // that went up is removed.
+  if (code == StatusCode::kIoError && shards_kept > 0) {
+    Status removed = bucket->Delete(format::kManifestFileName);
+    return result.status().WithNote(
+        "; " + std::to_string(shards_kept) + " shards uploaded to " + url +
+        " are kept: run the same command with --resume to continue" +
+        (removed.ok() ? std::string() : " (and remove " + url + "/" +
+                                            format::kManifestFileName + ": " +
+                                            removed.message() + ")"));
   }
-  if (left.empty()) return result.status();
+  // Bad input: what this pack put in the bucket is removed, and the staging directory with it
+  // once nothing is left there to resume.
+  std::vector<std::string> left;
+  Status first_refusal;
+  for (const std::string& name : objects) {
+    Status removed = bucket->Delete(name);
+    if (removed.ok()) continue;
+    left.push_back(bucket->Shown(name));
+    if (first_refusal.ok()) first_refusal = removed;
+  }
+  if (left.empty()) {
+    staging.Discard();
+    return result.status();
+  }
   std::string list;
   for (const std::string& o : left) list += (list.empty() ? "" : ", ") + o;
-  return result.status().WithNote("; these objects could not be removed: " + list);
+  return result.status().WithNote("; these objects could not be removed (" +
+                                  first_refusal.message() + "): " + list);
 }
 
 }  // namespace
