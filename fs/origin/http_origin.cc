@@ -231,6 +231,22 @@ Result<std::string> HttpOrigin::FetchObject(const std::string& name, uint64_t ma
   return std::move(response.body);
 }
 
+Result<uint64_t> HttpOrigin::ObjectSize(const std::string& name) {
+  HttpRequest request;
+  request.head = true;
+  request.url = UrlOf(name);
+  HttpResponse response = Fetch(request);
+  if (response.failure != TransportFailure::kNone || response.status != 200) {
+    stats_.NoteError();
+    return Failed(response, request.url);
+  }
+  if (!response.content_length) {
+    stats_.NoteError();
+    return Status::IoError(request.url + ": the server gives no Content-Length for it");
+  }
+  return *response.content_length;
+}
+
 Result<HttpOrigin::Shard> HttpOrigin::CheckShard(const TreeSpec& spec, const ShardSpec& want) {
   Shard s;
   s.name = spec.place.empty() ? want.name : spec.place + "/" + want.name;

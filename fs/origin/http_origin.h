@@ -68,6 +68,9 @@ class HttpOrigin final : public Origin {
   // ResourceExhausted if it holds more than `max_bytes`, NotFound on a 404. For the small files
   // a mount copies before it serves (the manifest, the index), not for shards.
   Result<std::string> FetchObject(const std::string& name, uint64_t max_bytes);
+  // The size of object `name` (a HEAD's Content-Length), retried as reads are; NotFound on a
+  // 404. For objects known by URL only (a tar named by a pattern), before they are read.
+  Result<uint64_t> ObjectSize(const std::string& name);
 
  private:
   struct Shard {

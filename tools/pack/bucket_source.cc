@@ -1,9 +1,14 @@
 #include "tools/pack/bucket_source.h"
 
+#include <atomic>
 #include <map>
+#include <system_error>
+#include <thread>
 
 #include "fs/format/format.h"
 #include "fs/origin/s3_listing.h"
+#include "fs/origin/s3_location.h"
+#include "fs/origin/url_pattern.h"
 
 namespace mmfs::pack {
 
@@ -25,6 +30,81 @@ Status CheckFolderName(const std::string& folder, const std::string& url) {
 }  // namespace
 
 bool IsBucketSource(std::string_view source) { return source.rfind("s3://", 0) == 0; }
+
+bool IsRemoteSource(std::string_view source) {
+  return IsBucketSource(source) || origin::IsHttpUrl(std::string(source));
+}
+
+namespace {
+
+// Sizes asked for at once: a web server's answers to HEADs come back one round trip each, and
+// thousands of tars asked one after the other would cost minutes before the first byte.
+constexpr int kSizeQueries = 8;
+
+Result<std::vector<BucketTarObject>> ListUrlTars(const std::string& source,
+                                                 const origin::RemoteOptions& remote) {
+  MMFS_ASSIGN_OR_RETURN(std::vector<std::string> urls, origin::ExpandBraceRanges(source));
+  std::vector<BucketTarObject> tars;
+  std::map<std::string, std::string> by_folder;  // folder name -> the URL that has it
+  std::map<std::string, std::unique_ptr<origin::HttpOrigin>> origins;  // by the tars' folder
+  std::vector<origin::HttpOrigin*> origin_of;
+  for (const std::string& url : urls) {
+    const size_t slash = url.rfind('/');
+    const std::string name = slash == std::string::npos ? url : url.substr(slash + 1);
+    if (slash == std::string::npos || !IsTarName(name)) {
+      return Status::InvalidArgument(url + ": a source by URL names tar files (.tar, .tar.gz, "
+                                     ".tgz), one or a pattern of them ({00000..00099}.tar)");
+    }
+    MMFS_RETURN_IF_ERROR(CheckFolderName(TarStem(name), url));
+    auto [at, fresh] = by_folder.emplace(TarStem(name), url);
+    if (!fresh) {
+      return Status::AlreadyExists(source + ": '" + at->second + "' and '" + url +
+                                   "' would both be the folder '" + TarStem(name) +
+                                   "'; pack them separately");
+    }
+    const std::string folder = url.substr(0, slash);
+    std::unique_ptr<origin::HttpOrigin>& folder_origin = origins[folder];
+    if (folder_origin == nullptr) {
+      MMFS_ASSIGN_OR_RETURN(folder_origin, origin::OpenUrlOrigin(folder, remote));
+    }
+    origin_of.push_back(folder_origin.get());
+    tars.push_back({url, name, 0, 0});
+  }
+  // The sizes, kSizeQueries at a time; the first error (in URL order) is the answer.
+  std::vector<Status> errors(tars.size());
+  std::atomic<size_t> next{0};
+  auto ask = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < tars.size();) {
+      Result<uint64_t> size = origin_of[i]->ObjectSize(tars[i].name);
+      if (size.ok()) {
+        tars[i].size = *size;
+      } else {
+        errors[i] = size.status();
+      }
+    }
+  };
+  std::vector<std::thread> askers;
+  for (int i = 1; i < kSizeQueries && static_cast<size_t>(i) < tars.size(); ++i) {
+    try {
+      askers.emplace_back(ask);
+    } catch (const std::system_error&) {
+      break;  // fewer at once
+    }
+  }
+  ask();
+  for (std::thread& t : askers) t.join();
+  for (const Status& e : errors) MMFS_RETURN_IF_ERROR(e);
+  return tars;
+}
+
+}  // namespace
+
+Result<std::vector<BucketTarObject>> ListRemoteTars(const std::string& source,
+                                                    const origin::RemoteOptions& remote,
+                                                    uint64_t* left_out) {
+  if (IsBucketSource(source)) return ListBucketTars(source, remote, left_out);
+  return ListUrlTars(source, remote);
+}
 
 Result<std::vector<BucketTarObject>> ListBucketTars(const std::string& source,
                                                     const origin::RemoteOptions& remote,

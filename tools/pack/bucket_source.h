@@ -1,5 +1,7 @@
-// Sources in a bucket: `mmfs pack s3://BUCKET/PREFIX/ DST` packs the WebDataset tars under the
-// prefix straight from the store, with no local copy.
+// Sources by URL: `mmfs pack s3://BUCKET/PREFIX/ DST` packs the WebDataset tars under the
+// prefix straight from the store, with no local copy; `mmfs pack
+// https://host/shards/{00000..00099}.tar DST` the tars a web server serves under those names
+// (a server cannot be listed: the pattern names them, as WebDataset and img2dataset write it).
 //
 // The prefix is listed once (fs/origin/s3_listing.h, the same endpoint, credentials, TLS and
 // retries as a mount's). Each tar directly under it becomes a folder named after it, as a local
@@ -32,6 +34,9 @@ namespace mmfs::pack {
 
 // True for a source given as a bucket URL ("s3://...").
 bool IsBucketSource(std::string_view source);
+// True for a source given by URL: a bucket prefix, or tars on a web server
+// ("https://host/shards/{00000..00099}.tar").
+bool IsRemoteSource(std::string_view source);
 
 struct BucketTarObject {
   std::string url;   // "s3://bkt/wds/00001.tar"
@@ -45,6 +50,15 @@ struct BucketTarObject {
 // InvalidArgument naming `source` when it holds no tar, or names a whole bucket (its root's
 // objects are not packed: a tar is opened as the object of a dataset URL, which names a key).
 Result<std::vector<BucketTarObject>> ListBucketTars(const std::string& source,
+                                                    const origin::RemoteOptions& remote,
+                                                    uint64_t* left_out);
+
+// The tars a URL source names: an s3:// prefix's (ListBucketTars), or an http(s):// URL's or
+// pattern's (origin::ExpandBraceRanges), each asked for its size (HEAD, several at once) with
+// the same TLS and retry rules as a mount of a URL. InvalidArgument naming the URL for a name
+// that is not a tar's (.tar, .tar.gz, .tgz) or makes no folder; AlreadyExists for two tars that
+// would be one folder; the server's error (NotFound for a 404) for a tar it does not serve.
+Result<std::vector<BucketTarObject>> ListRemoteTars(const std::string& source,
                                                     const origin::RemoteOptions& remote,
                                                     uint64_t* left_out);
 

@@ -79,7 +79,7 @@ Status WriteIndexAndManifest(const SourceNode& root, const ShardSequence& shards
   m.source_layout.clear();
   for (const std::string& l : layouts) m.source_layout += (m.source_layout.empty() ? "" : "+") + l;
   for (const std::string& s : options.sources) {
-    if (IsBucketSource(s)) {  // a URL, as given
+    if (IsRemoteSource(s)) {  // a URL, as given
       m.source_paths.push_back(s);
       continue;
     }

@@ -275,7 +275,7 @@ Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& rep
   // The staged shards would be packed again on --resume (or read while they are removed).
   const fsys::path staging_real = fsys::weakly_canonical(staging_parent, ec);
   for (const std::string& source : options.sources) {
-    if (IsBucketSource(source)) continue;
+    if (IsRemoteSource(source)) continue;
     const fsys::path src = fsys::weakly_canonical(source, ec);
     if (!ec && IsInsideDir(staging_real, src)) {
       return Status::InvalidArgument("the staging directory " + staging_parent +
@@ -367,7 +367,7 @@ Result<PackSummary> Pack(const PackOptions& options, PackReporter& reporter) {
   }
   fsys::path dst_parent = fsys::weakly_canonical(dst.parent_path(), ec);
   for (const std::string& source : options.sources) {
-    if (IsBucketSource(source)) continue;  // not a place on this machine
+    if (IsRemoteSource(source)) continue;  // not a place on this machine
     fsys::path src = fsys::weakly_canonical(source, ec);
     if (!ec && IsInsideDir(dst_parent / dst.filename(), src)) {
       return Status::InvalidArgument("destination " + dst.string() + " is inside the source " +

@@ -128,7 +128,7 @@ Status SampleWriter::WriteTar(SourceNode* dir) {
   const std::string& path = dir->tar_path;
   // A tar in a bucket is read once, front to back (bucket_source.h); a local one is read twice,
   // its headers first, so that members of one sample may be anywhere in it.
-  const bool from_bucket = IsBucketSource(path);
+  const bool from_bucket = IsRemoteSource(path);
   TarSamplePlan plan;
   std::unique_ptr<BucketTar> bucket;
   std::unique_ptr<TarReader> local;

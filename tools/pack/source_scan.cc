@@ -78,7 +78,7 @@ class SourceScanner {
   }
 
   Status AddSource(const std::string& src) {
-    if (IsBucketSource(src)) return AddBucket(src);
+    if (IsRemoteSource(src)) return AddBucket(src);
     struct stat st;
     if (::stat(src.c_str(), &st) != 0) return Status::FromErrno(errno, "source " + src);
     // The mount's root is the source's root (the latest of several): `find -newer` and rsync
@@ -185,10 +185,11 @@ class SourceScanner {
     return dir;
   }
 
-  // The tars under a bucket prefix, each a folder as a local tar is (bucket_source.h).
+  // The tars a URL source names (a bucket prefix's, a pattern's), each a folder as a local tar
+  // is (bucket_source.h).
   Status AddBucket(const std::string& src) {
     if (options_.format != SourceFormat::kAuto && options_.format != SourceFormat::kWebDataset) {
-      return Status::InvalidArgument(src + ": only WebDataset tars are packed from a bucket "
+      return Status::InvalidArgument(src + ": only WebDataset tars are packed from a URL "
                                      "(--from webdataset or auto)");
     }
     if (!options_.coco_annotations.empty()) {
@@ -196,7 +197,7 @@ class SourceScanner {
     }
     uint64_t left_out = 0;
     MMFS_ASSIGN_OR_RETURN(std::vector<BucketTarObject> tars,
-                          ListBucketTars(src, options_.remote, &left_out));
+                          ListRemoteTars(src, options_.remote, &left_out));
     if (left_out > 0) {
       reporter_.Warning(src + ": " + std::to_string(left_out) + " objects that are not tar files "
                         "directly under it (img2dataset's .parquet and _stats.json, deeper "
