@@ -289,13 +289,8 @@ def main():
     try:
         with contextlib.ExitStack() as stack:
             stack.callback(shutil.rmtree, tmp, ignore_errors=True)
-            store = remote.S3Server(os.path.join(work, "s3rver", "data"))
-            stack.callback(store.stop)
-            store.start()
-            proxy = remote.DelayProxy(store.port, ["job=0", "awscp=0"], args.delay_ms,
-                                      args.bandwidth)
-            stack.callback(proxy.stop)
-            proxy.start()
+            store, proxy = remote.start_store(stack, work, ["job=0", "awscp=0"], args.delay_ms,
+                                              args.bandwidth)
             config = os.path.join(tmp, "rclone.conf")
             remote.write_rclone_config(config, store.url, proxy.endpoint("job"))
             remote.upload(store, config, [(dataset, f"packed-{n}")],

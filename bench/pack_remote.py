@@ -134,13 +134,8 @@ def main():
     try:
         with contextlib.ExitStack() as stack:
             stack.callback(shutil.rmtree, tmp, ignore_errors=True)
-            store = remote.S3Server(os.path.join(work, "s3rver", "data"))
-            stack.callback(store.stop)
-            store.start()
-            proxy = remote.DelayProxy(store.port, ["pack=0", "awscp=0"], args.delay_ms,
-                                      args.bandwidth)
-            stack.callback(proxy.stop)
-            proxy.start()
+            store, proxy = remote.start_store(stack, work, ["pack=0", "awscp=0"], args.delay_ms,
+                                              args.bandwidth)
             env = remote.child_env()
             env.update(AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null",
                        AWS_EC2_METADATA_DISABLED="true", AWS_PAGER="")

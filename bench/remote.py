@@ -208,6 +208,18 @@ class DelayProxy:
         return f"http://127.0.0.1:{self.ports[group]}"
 
 
+def start_store(stack, work, groups, delay_ms, bandwidth):
+    """s3rver over work/s3rver/data and the delaying proxy in front of it with `groups`
+    ("name=port"), each stopped by `stack` (a contextlib.ExitStack) however the bench ends."""
+    store = S3Server(os.path.join(work, "s3rver", "data"))
+    stack.callback(store.stop)
+    store.start()
+    proxy = DelayProxy(store.port, groups, delay_ms, bandwidth)
+    stack.callback(proxy.stop)
+    proxy.start()
+    return store, proxy
+
+
 class Snapshot:
     """Counters around a workload: the proxy's per group and CPU, s3rver's CPU."""
 

@@ -59,6 +59,14 @@ inline void UseS3rverAccount(const std::string& scratch) {
   }
 }
 
+// Undoes UseS3rverAccount's settings (a test's TearDown): the next test starts from none.
+inline void ForgetS3rverAccount() {
+  for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+                        "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"}) {
+    ::unsetenv(v);
+  }
+}
+
 // The HTTP status of `curl ARGS... URL` (its body dropped), or -1 if curl did not run.
 inline int CurlStatus(std::vector<std::string> args, const std::string& url) {
   std::vector<std::string> argv = {"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"};

@@ -36,12 +36,7 @@ class S3UploadTest : public ::testing::Test {
     options.endpoint = proxy.url();
     options.retry.total = std::chrono::milliseconds(10000);
   }
-  void TearDown() override {
-    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                          "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"}) {
-      ::unsetenv(v);
-    }
-  }
+  void TearDown() override { testing::ForgetS3rverAccount(); }
   std::unique_ptr<S3Uploader> Open(const std::string& url) {
     UploadOptions small_parts;
     small_parts.single_put_bytes = 5ull << 20;

@@ -39,12 +39,7 @@ class PackBucketTest : public InputsTest {
     // Room for a slow first answer from node (a sanitizer build, a loaded machine).
     options.remote.retry.total = std::chrono::milliseconds(10000);
   }
-  void TearDown() override {
-    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                          "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"}) {
-      ::unsetenv(v);
-    }
-  }
+  void TearDown() override { testing::ForgetS3rverAccount(); }
   // Writes the tar locally as `local`, and puts it as `key`.
   void PutTar(const std::string& key, const std::string& local, const std::vector<Member>& m,
               bool gzip = false) {

@@ -71,12 +71,7 @@ class PackIntoBucketTest : public InputsTest {
     ASSERT_EQ(s3.Put("bkt", "wds/00000.tar", tmp_ / "00000.tar"), 200);
     ASSERT_EQ(s3.Put("bkt", "wds/00001.tar", tmp_ / "00001.tar"), 200);
   }
-  void TearDown() override {
-    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                          "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"}) {
-      ::unsetenv(v);
-    }
-  }
+  void TearDown() override { testing::ForgetS3rverAccount(); }
   Result<PackSummary> PackToBucket(PackOptions o, PackReporter& reporter) {
     o.sources = {"s3://bkt/wds/"};
     o.destination = kUrl;
