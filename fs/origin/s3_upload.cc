@@ -74,11 +74,13 @@ std::string S3Uploader::UrlOf(const std::string& name) const {
 HttpResponse S3Uploader::Send(HttpRequest request) {
   requests_.fetch_add(1, std::memory_order_relaxed);
   if (request.max_body == 0) request.max_body = kMaxAnswerBytes;
-  // A body takes its time on the way: it is given that time at kSlowestWriteBytesPerMs on top of
-  // the budget a read has, so that a part which fails late is still tried again, and each try
-  // may take at least that long.
+  // A body takes its time on the way: it is given that time at kSlowestWriteBytesPerMs (shared
+  // by the parts in flight) on top of the budget a read has, so that a part which fails late is
+  // still tried again, and each try may take at least that long.
   RetryPolicy policy = retry_;
-  const std::chrono::milliseconds transfer(request.upload.size() / kSlowestWriteBytesPerMs);
+  const std::chrono::milliseconds transfer(
+      request.upload.size() * static_cast<uint64_t>(std::max(1, upload_.parts_in_flight)) /
+      kSlowestWriteBytesPerMs);
   policy.total += transfer;
   policy.min_try = std::max(policy.min_try, transfer);
   return SendWithRetries(*transport_, request, policy);

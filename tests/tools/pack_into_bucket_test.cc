@@ -219,7 +219,9 @@ TEST_F(PackIntoBucketTest, BadInputRemovesWhatWasUploaded) {
   auto s = PackToBucket(options, reporter);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("00002"), std::string::npos) << s.status().ToString();
-  EXPECT_GE(proxy.Count("PUT", "out/ds.mmfs/shard-"), 2);  // uploads had happened...
+  // Three shards were finished before the third tar and at most two wait for their upload:
+  // at least one was uploaded...
+  EXPECT_GE(proxy.Count("PUT", "out/ds.mmfs/shard-"), 1);
   EXPECT_EQ(proxy.Count("PUT", "out/ds.mmfs/shard-"),     // ...and each was removed
             proxy.Count("DELETE", "out/ds.mmfs/shard-"));
   EXPECT_EQ(Object("shard-00000.mdb"), "<HTTP 404>");

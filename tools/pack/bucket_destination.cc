@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <vector>
 
@@ -44,8 +45,22 @@ Result<bool> ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardIn
          o.Metadata("mmfs-xxh3") == HexU64(info.checksum);
 }
 
-ShardUploader::ShardUploader(origin::S3Uploader& uploader, std::string staging_dir)
-    : uploader_(uploader), staging_dir_(std::move(staging_dir)), thread_([this] { Run(); }) {}
+ShardUploader::ShardUploader(origin::S3Uploader& uploader, std::string staging_dir,
+                             const std::atomic<bool>* cancel)
+    : uploader_(uploader),
+      staging_dir_(std::move(staging_dir)),
+      cancel_(cancel),
+      thread_([this] { Run(); }) {}
+
+bool ShardUploader::WaitUnlessCancelled(std::unique_lock<std::mutex>& lock,
+                                        const std::function<bool()>& done) {
+  // The interrupt flag has no way to wake this wait: it is looked at every 100 ms.
+  while (!done()) {
+    if (cancel_ != nullptr && cancel_->load()) return false;
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  return true;
+}
 
 void ShardUploader::Stop() {
   {
@@ -61,9 +76,10 @@ void ShardUploader::Stop() {
 
 Status ShardUploader::Add(const format::ShardInfo& info) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] {
+  const bool waited = WaitUnlessCancelled(lock, [&] {
     return stopping_ || !error_.ok() || queue_.size() < static_cast<size_t>(kMaxStagedShards - 1);
   });
+  if (!waited) return Status::Cancelled("interrupted while shards were uploaded");
   if (!error_.ok()) return error_;
   if (stopping_) return Status::Cancelled("the uploads were stopped");
   queue_.push_back(info);
@@ -73,7 +89,9 @@ Status ShardUploader::Add(const format::ShardInfo& info) {
 
 Status ShardUploader::Finish() {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return stopping_ || !error_.ok() || queue_.empty(); });
+  if (!WaitUnlessCancelled(lock, [&] { return stopping_ || !error_.ok() || queue_.empty(); })) {
+    return Status::Cancelled("interrupted while the last shards were uploaded");
+  }
   if (error_.ok() && !queue_.empty()) return Status::Cancelled("the uploads were stopped");
   return error_;
 }

@@ -17,9 +17,11 @@
 // uploads and removes files.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -50,7 +52,10 @@ Result<bool> ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardIn
 
 class ShardUploader {
  public:
-  ShardUploader(origin::S3Uploader& uploader, std::string staging_dir);
+  // `cancel` (not owned; may be null): while it is set, Add and Finish return Cancelled
+  // instead of waiting for uploads (Ctrl-C is not held up by a slow link).
+  ShardUploader(origin::S3Uploader& uploader, std::string staging_dir,
+                const std::atomic<bool>* cancel = nullptr);
   ~ShardUploader() { Stop(); }
   ShardUploader(const ShardUploader&) = delete;
   ShardUploader& operator=(const ShardUploader&) = delete;
@@ -69,8 +74,12 @@ class ShardUploader {
  private:
   void Run();
 
+  // Waits on changed_ until `done` holds or the pack is cancelled; false when cancelled.
+  bool WaitUnlessCancelled(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done);
+
   origin::S3Uploader& uploader_;
   const std::string staging_dir_;
+  const std::atomic<bool>* const cancel_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   std::deque<format::ShardInfo> queue_;  // guarded by mu_; the front one is being uploaded

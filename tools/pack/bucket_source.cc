@@ -1,6 +1,7 @@
 #include "tools/pack/bucket_source.h"
 
 #include <atomic>
+#include <charconv>
 #include <map>
 #include <system_error>
 #include <thread>
@@ -8,6 +9,7 @@
 #include "fs/format/format.h"
 #include "fs/origin/s3_listing.h"
 #include "fs/origin/s3_location.h"
+#include "fs/origin/url.h"
 #include "fs/origin/url_pattern.h"
 
 namespace mmfs::pack {
@@ -35,6 +37,30 @@ bool IsRemoteSource(std::string_view source) {
   return IsBucketSource(source) || origin::IsHttpUrl(std::string(source));
 }
 
+Result<std::string> RemoteTarName(const std::string& url) {
+  const size_t slash = url.rfind('/');
+  const std::string last = slash == std::string::npos ? url : url.substr(slash + 1);
+  if (IsBucketSource(url)) return last;
+  std::string name;
+  for (size_t i = 0; i < last.size(); ++i) {
+    if (last[i] != '%') {
+      name += last[i];
+      continue;
+    }
+    unsigned value = 0;
+    const auto [end, ec] =
+        i + 2 < last.size() ? std::from_chars(last.data() + i + 1, last.data() + i + 3, value, 16)
+                            : std::from_chars_result{nullptr, std::errc::invalid_argument};
+    if (ec != std::errc() || end != last.data() + i + 3 || value == 0 || value == '/') {
+      return Status::InvalidArgument(origin::RedactUrl(url) + ": '" + last.substr(i, 3) +
+                                     "' is not an escape a file name can have");
+    }
+    name += static_cast<char>(value);
+    i += 2;
+  }
+  return name;
+}
+
 namespace {
 
 // Sizes asked for at once: a web server's answers to HEADs come back one round trip each, and
@@ -42,24 +68,31 @@ namespace {
 constexpr int kSizeQueries = 8;
 
 Result<std::vector<BucketTarObject>> ListUrlTars(const std::string& source,
-                                                 const origin::RemoteOptions& remote) {
+                                                 origin::RemoteOptions remote,
+                                                 const std::atomic<bool>* cancel) {
+  // --endpoint names an S3 store (for the s3:// sources or DST beside this one); a URL names
+  // its own server.
+  remote.endpoint.clear();
   MMFS_ASSIGN_OR_RETURN(std::vector<std::string> urls, origin::ExpandBraceRanges(source));
   std::vector<BucketTarObject> tars;
   std::map<std::string, std::string> by_folder;  // folder name -> the URL that has it
   std::map<std::string, std::unique_ptr<origin::HttpOrigin>> origins;  // by the tars' folder
   std::vector<origin::HttpOrigin*> origin_of;
+  tars.reserve(urls.size());
+  origin_of.reserve(urls.size());
   for (const std::string& url : urls) {
+    const std::string shown = origin::RedactUrl(url);
     const size_t slash = url.rfind('/');
-    const std::string name = slash == std::string::npos ? url : url.substr(slash + 1);
+    MMFS_ASSIGN_OR_RETURN(std::string name, RemoteTarName(url));
     if (slash == std::string::npos || !IsTarName(name)) {
-      return Status::InvalidArgument(url + ": a source by URL names tar files (.tar, .tar.gz, "
+      return Status::InvalidArgument(shown + ": a source by URL names tar files (.tar, .tar.gz, "
                                      ".tgz), one or a pattern of them ({00000..00099}.tar)");
     }
-    MMFS_RETURN_IF_ERROR(CheckFolderName(TarStem(name), url));
-    auto [at, fresh] = by_folder.emplace(TarStem(name), url);
+    MMFS_RETURN_IF_ERROR(CheckFolderName(TarStem(name), shown));
+    auto [at, fresh] = by_folder.emplace(TarStem(name), shown);
     if (!fresh) {
-      return Status::AlreadyExists(source + ": '" + at->second + "' and '" + url +
-                                   "' would both be the folder '" + TarStem(name) +
+      return Status::AlreadyExists(origin::RedactUrl(source) + ": '" + at->second + "' and '" +
+                                   shown + "' would both be the folder '" + TarStem(name) +
                                    "'; pack them separately");
     }
     const std::string folder = url.substr(0, slash);
@@ -70,20 +103,29 @@ Result<std::vector<BucketTarObject>> ListUrlTars(const std::string& source,
     origin_of.push_back(folder_origin.get());
     tars.push_back({url, name, 0, 0});
   }
-  // The sizes, kSizeQueries at a time; the first error (in URL order) is the answer.
+  // The sizes, kSizeQueries at a time, until one fails (or the pack is stopped): the first
+  // error in URL order is the answer.
   std::vector<Status> errors(tars.size());
   std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
   auto ask = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < tars.size();) {
+    for (size_t i; !failed.load() && (i = next.fetch_add(1)) < tars.size();) {
+      if (cancel != nullptr && cancel->load()) {
+        errors[i] = Status::Cancelled("interrupted while asking for the tars' sizes");
+        failed.store(true);
+        break;
+      }
       Result<uint64_t> size = origin_of[i]->ObjectSize(tars[i].name);
       if (size.ok()) {
         tars[i].size = *size;
       } else {
         errors[i] = size.status();
+        failed.store(true);
       }
     }
   };
   std::vector<std::thread> askers;
+  askers.reserve(kSizeQueries);
   for (int i = 1; i < kSizeQueries && static_cast<size_t>(i) < tars.size(); ++i) {
     try {
       askers.emplace_back(ask);
@@ -101,9 +143,10 @@ Result<std::vector<BucketTarObject>> ListUrlTars(const std::string& source,
 
 Result<std::vector<BucketTarObject>> ListRemoteTars(const std::string& source,
                                                     const origin::RemoteOptions& remote,
-                                                    uint64_t* left_out) {
+                                                    uint64_t* left_out,
+                                                    const std::atomic<bool>* cancel) {
   if (IsBucketSource(source)) return ListBucketTars(source, remote, left_out);
-  return ListUrlTars(source, remote);
+  return ListUrlTars(source, remote, cancel);
 }
 
 Result<std::vector<BucketTarObject>> ListBucketTars(const std::string& source,
@@ -160,8 +203,10 @@ Result<std::unique_ptr<BucketTar>> BucketTar::Open(const BucketTarObject& object
   std::unique_ptr<BucketTar> t(new BucketTar());
   // The origin's root is the tar's folder, without its '/' ("s3://bkt/wds", "s3://bkt"), as a
   // dataset's URL is given.
-  const std::string folder = object.url.substr(0, object.url.size() - object.name.size() - 1);
-  MMFS_ASSIGN_OR_RETURN(t->origin_, origin::OpenUrlOrigin(folder, remote));
+  const std::string folder = object.url.substr(0, object.url.rfind('/'));
+  origin::RemoteOptions options = remote;
+  if (!IsBucketSource(object.url)) options.endpoint.clear();  // the URL names its server
+  MMFS_ASSIGN_OR_RETURN(t->origin_, origin::OpenUrlOrigin(folder, options));
   origin::TreeSpec spec;
   spec.shards.push_back({object.name, object.size});
   spec.size_hint = " (it changed since the bucket was listed)";

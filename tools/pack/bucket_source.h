@@ -18,6 +18,7 @@
 // Thread-safety: ListBucketTars is reentrant; a BucketTar is used by one thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,11 +40,16 @@ bool IsBucketSource(std::string_view source);
 bool IsRemoteSource(std::string_view source);
 
 struct BucketTarObject {
-  std::string url;   // "s3://bkt/wds/00001.tar"
-  std::string name;  // "00001.tar"
+  std::string url;   // "s3://bkt/wds/00001.tar", as the user or the listing gives it
+  std::string name;  // "00001.tar": the object's name in its folder (an http URL's decoded)
   uint64_t size = 0;
   int64_t mtime_ns = 0;  // the listing's LastModified; 0 when it gave none
 };
+
+// The name of the tar at `url` in its folder: an s3:// key's last step as it is; an http(s)://
+// URL's last step percent-decoded (a request encodes it again). InvalidArgument naming the URL
+// for a malformed escape or one that decodes to '/' or NUL.
+Result<std::string> RemoteTarName(const std::string& url);
 
 // The tars directly under the prefix `source` ("s3://BUCKET/PREFIX/"), in key order. Objects
 // that are not (other names, or keys below a further '/') are counted in `*left_out`.
@@ -58,9 +64,11 @@ Result<std::vector<BucketTarObject>> ListBucketTars(const std::string& source,
 // the same TLS and retry rules as a mount of a URL. InvalidArgument naming the URL for a name
 // that is not a tar's (.tar, .tar.gz, .tgz) or makes no folder; AlreadyExists for two tars that
 // would be one folder; the server's error (NotFound for a 404) for a tar it does not serve.
+// `cancel` (not owned; may be null), when set, stops the size queries (Cancelled).
 Result<std::vector<BucketTarObject>> ListRemoteTars(const std::string& source,
                                                     const origin::RemoteOptions& remote,
-                                                    uint64_t* left_out);
+                                                    uint64_t* left_out,
+                                                    const std::atomic<bool>* cancel = nullptr);
 
 class BucketTar {
  public:

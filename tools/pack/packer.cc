@@ -75,7 +75,7 @@ class Packer {
       return uploads_ ? uploads_->Add(info) : Status::Ok();
     });
     if (bucket_ != nullptr) {
-      uploads_.emplace(*bucket_, work_dir_);
+      uploads_.emplace(*bucket_, work_dir_, options_.cancel);
       progress_.set_bytes_uploaded([this] { return bucket_->bytes_sent(); });
     }
   }
@@ -93,6 +93,8 @@ class Packer {
     for (std::string& o : uploads_->uploaded()) objects.push_back(std::move(o));
     return objects;
   }
+  // Whether the index's and the manifest's uploads have begun.
+  bool publishing() const { return publishing_; }
   // Shards in the bucket (uploaded by this run or by those it resumed).
   size_t shards_in_bucket() const {
     return restored_shards_ + (uploads_ ? uploads_->uploaded().size() : 0);
@@ -312,11 +314,13 @@ Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& rep
                              "); run the same command with --resume to continue");
   }
   if (packer.keep_work_dir()) return result.status().WithContext("kept " + work);
-  // A store or a disk that failed (IoError) may work again: what is uploaded stays, for
-  // --resume, rather than be fetched, packed and sent again. Nothing is published: a manifest
-  // that went up is removed.
-  if (code == StatusCode::kIoError && shards_kept > 0) {
-    Status removed = bucket->Delete(format::kManifestFileName);
+  // Anything but bad input (a store or a disk that failed, a full disk, an object gone or
+  // changed on the way) may go away: what is uploaded stays, for --resume, rather than be
+  // fetched, packed and sent again. Nothing is published: a manifest that went up is removed.
+  const bool bad_input = code == StatusCode::kInvalidArgument || code == StatusCode::kAlreadyExists;
+  if (!bad_input && shards_kept > 0) {
+    Status removed =
+        packer.publishing() ? bucket->Delete(format::kManifestFileName) : Status::Ok();
     return result.status().WithNote(
         "; " + std::to_string(shards_kept) + " shards uploaded to " + url +
         " are kept: run the same command with --resume to continue" +
@@ -324,8 +328,9 @@ Result<PackSummary> PackIntoBucket(const PackOptions& options, PackReporter& rep
                                             format::kManifestFileName + ": " +
                                             removed.message() + ")"));
   }
-  // Bad input: what this pack put in the bucket is removed, and the staging directory with it
-  // once nothing is left there to resume.
+  // Bad input (a damaged image under --on-bad fail, a tar that cannot be packed): what this
+  // pack put in the bucket is removed, and the staging directory with it once nothing is left
+  // there to resume.
   std::vector<std::string> left;
   Status first_refusal;
   for (const std::string& name : objects) {

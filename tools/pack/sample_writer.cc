@@ -133,7 +133,8 @@ Status SampleWriter::WriteTar(SourceNode* dir) {
   std::unique_ptr<BucketTar> bucket;
   std::unique_ptr<TarReader> local;
   if (from_bucket) {
-    BucketTarObject object{path, path.substr(path.rfind('/') + 1), dir->size};
+    MMFS_ASSIGN_OR_RETURN(std::string name, RemoteTarName(path));
+    BucketTarObject object{path, std::move(name), dir->size};
     MMFS_ASSIGN_OR_RETURN(bucket, BucketTar::Open(object, options_.remote, reporter_,
                                                   options_.max_file_bytes));
   } else {

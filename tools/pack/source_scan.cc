@@ -197,7 +197,7 @@ class SourceScanner {
     }
     uint64_t left_out = 0;
     MMFS_ASSIGN_OR_RETURN(std::vector<BucketTarObject> tars,
-                          ListRemoteTars(src, options_.remote, &left_out));
+                          ListRemoteTars(src, options_.remote, &left_out, options_.cancel));
     if (left_out > 0) {
       reporter_.Warning(src + ": " + std::to_string(left_out) + " objects that are not tar files "
                         "directly under it (img2dataset's .parquet and _stats.json, deeper "
