@@ -34,15 +34,15 @@ Result<std::string> DefaultStagingDir() {
 }
 
 origin::ObjectMetadata ShardMetadata(const format::ShardInfo& info) {
-  return {{"mmfs-size", std::to_string(info.size)}, {"mmfs-xxh3", HexU64(info.checksum)}};
+  // The size is the object's own (Content-Length): only the checksum needs saying.
+  return {{"mmfs-xxh3", HexU64(info.checksum)}};
 }
 
 Result<bool> ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info) {
   MMFS_ASSIGN_OR_RETURN(std::optional<origin::RemoteObject> object, uploader.Head(info.file));
   if (!object) return false;
   const origin::RemoteObject& o = *object;
-  return o.size == info.size && o.Metadata("mmfs-size") == std::to_string(info.size) &&
-         o.Metadata("mmfs-xxh3") == HexU64(info.checksum);
+  return o.size == info.size && o.Metadata("mmfs-xxh3") == HexU64(info.checksum);
 }
 
 ShardUploader::ShardUploader(origin::S3Uploader& uploader, std::string staging_dir,

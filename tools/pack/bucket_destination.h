@@ -8,7 +8,7 @@
 // last of all: `mmfs mount`/`info`/`verify` of the URL finds a manifest only once everything it
 // names is in the bucket.
 //
-// Each shard object carries its size and XXH3 checksum as user metadata (x-amz-meta-mmfs-*), so
+// Each shard object carries its XXH3 checksum as user metadata (x-amz-meta-mmfs-xxh3), so
 // that `--resume` after a kill trusts a shard in the bucket, without reading it, only when it is
 // the one this pack uploaded (ShardIsInBucket); any other is packed and uploaded again.
 //
@@ -45,9 +45,9 @@ Result<std::string> DefaultStagingDir();
 
 // The user metadata a shard object is uploaded with.
 origin::ObjectMetadata ShardMetadata(const format::ShardInfo& info);
-// Whether the bucket holds `info`'s shard as a pack uploaded it (size and checksum metadata):
-// false when it is missing or differs; the error when it cannot be looked at (a resume must not
-// pack again, for a passing fault, what the bucket holds).
+// Whether the bucket holds `info`'s shard as a pack uploaded it (its size, and its checksum's
+// metadata): false when it is missing or differs; the error when it cannot be looked at (a
+// resume must not pack again, for a passing fault, what the bucket holds).
 Result<bool> ShardIsInBucket(origin::S3Uploader& uploader, const format::ShardInfo& info);
 
 class ShardUploader {
